@@ -1,0 +1,1 @@
+"""Capability cards: model, canonical JSON, seal (keys, sign, verify), generators and store."""

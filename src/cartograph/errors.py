@@ -1,0 +1,122 @@
+"""The one exception tree of Cartograph.
+
+Every error the package raises on purpose derives from :class:`CartographError`; third-party
+errors are mapped to these in one place per layer with ``raise ... from exc``.
+
+    CartographError
+    ├── UsageError                 bad command-line input (exit 2)
+    ├── ConfigError                mcp.json / workspace config problems (exit 2)
+    ├── SnapshotError              a catalog snapshot that cannot be read
+    ├── UpstreamError              an upstream server failed (start, protocol, timeout)
+    │   └── UpstreamTimeout        it did not answer in time ("retry")
+    ├── CardError                  a capability card is malformed
+    │   └── VerificationError      a card's signature does not verify (tampered, unknown key, unsigned)
+    ├── KeyError_                  operator key missing or unreadable
+    ├── IndexError_                the retrieval index is missing, stale or tampered
+    ├── EmbedderError              an embedding backend failed to load or answer
+    └── GatewayError               a call could not be routed
+        ├── ToolNotFound           no signed card holds that tool
+        ├── ToolQuarantined        the drift guard holds the tool back
+        └── ArgumentsInvalid       arguments do not match the input schema
+"""
+
+from __future__ import annotations
+
+
+class CartographError(Exception):
+    """Root of every error Cartograph raises on purpose."""
+
+    exit_code: int = 1
+
+
+class UsageError(CartographError):
+    """The command line was used wrongly."""
+
+    exit_code = 2
+
+
+class ConfigError(CartographError):
+    """A configuration file is wrong; the message names the file, the server and the field."""
+
+    exit_code = 2
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        file: str | None = None,
+        server: str | None = None,
+        field: str | None = None,
+    ) -> None:
+        self.file = file
+        self.server = server
+        self.field = field
+        where = []
+        if file:
+            where.append(str(file))
+        if server:
+            where.append(f"server {server!r}")
+        if field:
+            where.append(f"field {field!r}")
+        super().__init__(f"{': '.join(where)}: {message}" if where else message)
+
+
+class SnapshotError(CartographError):
+    """A catalog snapshot file cannot be read."""
+
+    exit_code = 2
+
+
+class UpstreamError(CartographError):
+    """An upstream MCP server failed to start, answer or follow the protocol."""
+
+    def __init__(self, server: str, message: str, *, stderr_tail: str = "") -> None:
+        self.server = server
+        self.stderr_tail = stderr_tail
+        super().__init__(f"upstream {server!r}: {message}")
+
+
+class UpstreamTimeout(UpstreamError):
+    """An upstream did not answer in time; the caller may retry."""
+
+
+class CardError(CartographError):
+    """A capability card is malformed."""
+
+
+class VerificationError(CardError):
+    """A card's signature does not verify: tampered, signed by an unknown key, or unsigned."""
+
+
+class KeyError_(CartographError):  # noqa: N801 - the builtin name is taken
+    """The operator key is missing or unreadable."""
+
+    exit_code = 2
+
+
+class IndexError_(CartographError):  # noqa: N801 - the builtin name is taken
+    """The retrieval index is missing, stale or tampered."""
+
+
+class EmbedderError(CartographError):
+    """An embedding backend failed to load or answer."""
+
+
+class GatewayError(CartographError):
+    """A tool call could not be routed to its upstream."""
+
+
+class ToolNotFound(GatewayError):
+    """No signed card holds the requested tool."""
+
+
+class ToolQuarantined(GatewayError):
+    """The drift guard holds the tool back until the operator re-attests it."""
+
+
+class ArgumentsInvalid(GatewayError):
+    """Arguments do not match the tool's input schema."""
+
+    def __init__(self, message: str, problems: list[str]) -> None:
+        self.problems = problems
+        super().__init__(message)

@@ -84,3 +84,33 @@ def safe_file_name(name: str) -> str:
     """A file name for ``name`` that cannot escape its directory and stays readable."""
     cleaned = "".join(c if c.isalnum() or c in "-_." else "_" for c in name).strip(".")
     return cleaned or "_"
+
+
+def read_settings(ws: Workspace) -> dict[str, object]:
+    """The workspace settings in ``config.json`` (empty when absent)."""
+    import json
+
+    from cartograph.errors import ConfigError
+
+    if not ws.config_file.is_file():
+        return {}
+    try:
+        data = json.loads(ws.config_file.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"not valid JSON: {exc}", file=str(ws.config_file)) from exc
+    if not isinstance(data, dict):
+        raise ConfigError("expected a JSON object", file=str(ws.config_file))
+    return data
+
+
+def update_settings(ws: Workspace, **changes: object) -> dict[str, object]:
+    """Merge ``changes`` into ``config.json`` (written atomically) and return the result."""
+    import json
+
+    data = read_settings(ws)
+    data.update(changes)
+    ws.root.mkdir(parents=True, exist_ok=True)
+    tmp = ws.config_file.with_suffix(".tmp")
+    tmp.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    tmp.replace(ws.config_file)
+    return data

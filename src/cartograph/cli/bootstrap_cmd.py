@@ -1,0 +1,233 @@
+"""`cartograph bootstrap`: snapshot the upstreams, generate and sign their cards.
+
+Generation is always this explicit step; later commands load cards and never rewrite them.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import click
+from rich.table import Table
+
+from cartograph.cards.attest import GENERATORS, AttestResult, attest_snapshot
+from cartograph.cards.seal import init_key, load_key
+from cartograph.cli.common import AppContext, emit_json, handle_errors, pass_app, progress, stderr
+from cartograph.cli.common import stdout as out
+from cartograph.errors import UpstreamError, UsageError
+from cartograph.upstream.snapshot import Snapshot, load_snapshot, save_snapshot
+from cartograph.workspace import Workspace, read_settings, update_settings
+
+
+@click.command()
+@click.option(
+    "--config",
+    "config_path",
+    type=click.Path(dir_okay=False),
+    help="mcp.json to federate (Claude Desktop / Claude Code / Cursor / VS Code shape). "
+    "Default: the one recorded in the workspace by the last bootstrap.",
+)
+@click.option(
+    "--from-snapshot",
+    "snapshot_path",
+    type=click.Path(dir_okay=False, exists=True),
+    help="Build cards from a recorded snapshot instead of starting servers: our "
+    "snapshot format, a fleet catalog.json, or a corpus tools.jsonl.",
+)
+@click.option(
+    "--server",
+    "servers",
+    multiple=True,
+    metavar="NAME",
+    help="Only (re)generate this server's card; repeatable. Others stay untouched.",
+)
+@click.option(
+    "--generator",
+    type=click.Choice(GENERATORS),
+    default="bootstrap",
+    show_default=True,
+    help="Who writes the card text.",
+)
+@click.option(
+    "--timeout",
+    type=float,
+    default=60.0,
+    show_default=True,
+    help="Seconds each upstream may take to start and list its tools.",
+)
+@click.option(
+    "--concurrency", type=int, default=8, show_default=True, help="Upstreams started at once."
+)
+@click.option("--no-index", is_flag=True, help="Do not build the retrieval index afterwards.")
+@click.option("--strict", is_flag=True, help="Exit 1 when any upstream fails.")
+@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+@pass_app
+@handle_errors
+def bootstrap(
+    app: AppContext,
+    config_path: str | None,
+    snapshot_path: str | None,
+    servers: tuple[str, ...],
+    generator: str,
+    timeout: float,
+    concurrency: int,
+    no_index: bool,
+    strict: bool,
+    as_json: bool,
+) -> None:
+    """Snapshot every upstream, generate capability cards, sign them, and store them."""
+    ws = app.workspace.ensure()
+    key = _operator_key(ws)
+    upstream_errors: dict[str, UpstreamError] = {}
+    if snapshot_path:
+        if config_path:
+            raise UsageError("use either --config or --from-snapshot, not both")
+        snapshot = load_snapshot(Path(snapshot_path))
+        _check_names(servers, snapshot.servers, snapshot_path)
+    else:
+        snapshot, upstream_errors = _snapshot_from_config(
+            ws, config_path, servers, timeout, concurrency
+        )
+    saved = save_snapshot(
+        snapshot, ws.snapshots_dir / f"{snapshot.created_at.replace(':', '')}.json"
+    )
+    with progress() as bar:
+        task = bar.add_task("generating and signing cards", total=len(snapshot.servers))
+        result = attest_snapshot(
+            ws,
+            snapshot,
+            key,
+            generator=generator,
+            servers=servers or None,
+            on_server=lambda _name: bar.advance(task),
+        )
+    index_note = None if no_index else _build_index(ws)
+    _report(result, upstream_errors, saved, key.key_id, index_note, as_json)
+    if not result.written or (strict and (upstream_errors or result.failed)):
+        raise SystemExit(1)
+
+
+def _operator_key(ws: Workspace):
+    if not ws.private_key.exists():
+        key = init_key(ws)
+        stderr.print(f"created operator key {key.key_id} in {ws.private_key}", highlight=False)
+        return key
+    return load_key(ws)
+
+
+def _check_names(wanted: tuple[str, ...], known: Any, source: str) -> None:
+    missing = [n for n in wanted if n not in known]
+    if missing:
+        raise UsageError(
+            f"{source}: no server named {', '.join(map(repr, missing))}; "
+            f"known: {', '.join(sorted(known))}"
+        )
+
+
+def _snapshot_from_config(
+    ws: Workspace,
+    config_path: str | None,
+    servers: tuple[str, ...],
+    timeout: float,
+    concurrency: int,
+) -> tuple[Snapshot, dict[str, UpstreamError]]:
+    import anyio
+    from cartograph.config import load_config
+    from cartograph.upstream.connect import snapshot_servers
+
+    if not config_path:
+        recorded = read_settings(ws).get("mcp_config")
+        if not isinstance(recorded, str):
+            raise UsageError(
+                "no --config given and none recorded in the workspace; "
+                "pass --config path/to/mcp.json"
+            )
+        config_path = recorded
+    path = Path(config_path).resolve()
+    fleet = load_config(path)
+    _check_names(servers, fleet.servers, str(path))
+    chosen = {n: c for n, c in fleet.servers.items() if not servers or n in servers}
+    if not chosen:
+        raise UsageError(f"{path}: no enabled servers to bootstrap")
+    update_settings(ws, mcp_config=str(path))
+    with progress() as bar:
+        task = bar.add_task("starting upstreams", total=len(chosen))
+
+        async def run() -> Any:
+            return await snapshot_servers(
+                list(chosen.values()),
+                timeout=timeout,
+                concurrency=concurrency,
+                on_progress=lambda *_a: bar.advance(task),
+            )
+
+        outcome = anyio.run(run)
+    return outcome.snapshot, dict(outcome.failures)
+
+
+def _build_index(ws: Workspace) -> str | None:
+    try:
+        from cartograph.index import open_index
+    except ImportError:
+        return None
+    with stderr.status("building the retrieval index"):
+        index = open_index(ws)
+    return f"index: {len(index.tool_ids)} tools, embedder {index.embedder.name}"
+
+
+def _report(
+    result: AttestResult,
+    upstream_errors: dict[str, UpstreamError],
+    saved: Path,
+    key_id: str,
+    index_note: str | None,
+    as_json: bool,
+) -> None:
+    if as_json:
+        emit_json(
+            {
+                "snapshot": str(saved),
+                "key_id": key_id,
+                "cards": {
+                    n: {"tools": len(c.tools), "summary": c.capability.summary}
+                    for n, c in sorted(result.written.items())
+                },
+                "failed": {
+                    **{
+                        n: {"error": str(e), "stderr_tail": e.stderr_tail}
+                        for n, e in upstream_errors.items()
+                    },
+                    **{
+                        n: {"error": m, "stderr_tail": ""}
+                        for n, m in result.failed.items()
+                        if n not in upstream_errors
+                    },
+                },
+                "dropped_directives": result.dropped,
+                "index": index_note,
+            }
+        )
+        return
+    table = Table(title=f"{len(result.written)} cards signed by {key_id}")
+    table.add_column("server")
+    table.add_column("tools", justify="right")
+    table.add_column("dropped directives", justify="right")
+    table.add_column("summary", overflow="fold")
+    for name, card in sorted(result.written.items()):
+        dropped = sum(len(v) for v in result.dropped.get(name, {}).values())
+        table.add_row(name, str(len(card.tools)), str(dropped or ""), card.capability.summary)
+    out.print(table)
+    for name, err in sorted(upstream_errors.items()):
+        stderr.print(f"[red]failed[/] {name}: {err}", highlight=False)
+        if err.stderr_tail:
+            stderr.print(
+                "  stderr: " + err.stderr_tail.strip().replace("\n", "\n          "),
+                highlight=False,
+            )
+    for name, msg in sorted(result.failed.items()):
+        if name not in upstream_errors:
+            stderr.print(f"[red]failed[/] {name}: {msg}", highlight=False)
+    stderr.print(f"snapshot saved to {saved}", highlight=False)
+    if index_note:
+        stderr.print(index_note, highlight=False)

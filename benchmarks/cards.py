@@ -1,0 +1,73 @@
+"""Benchmark: generate, sign and verify the cards of the fleet catalog (99 servers, 2,598 tools).
+
+    .venv/bin/python benchmarks/cards.py [--catalog PATH] [--repeat 5]
+
+Prints a table: generation, signing and verification time for all cards, per card, and the
+canonicalisation share. Skips politely when ../shared/fleet/catalog.json is absent.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+
+from cartograph.cards.bootstrap import generate_card
+from cartograph.cards.canonical import canonical
+from cartograph.cards.seal import OperatorKey, TrustStore, sign_card, verify_card
+from cartograph.upstream.snapshot import load_snapshot
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED = Path(os.environ.get("CARTOGRAPH_SHARED", REPO.parent / "shared"))
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--catalog", type=Path, default=SHARED / "fleet" / "catalog.json")
+    parser.add_argument("--repeat", type=int, default=5)
+    args = parser.parse_args()
+    if not args.catalog.is_file():
+        print(f"skipped: {args.catalog} not found (set CARTOGRAPH_SHARED)")
+        return 0
+    snapshot = load_snapshot(args.catalog)
+    key = OperatorKey.generate()
+    trust = TrustStore()
+    trust.add(key.public_key)
+    gen_t, sign_t, verify_t, canon_t = [], [], [], []
+    for _ in range(args.repeat):
+        t0 = time.perf_counter()
+        unsigned = [
+            generate_card(s, created_at="2026-11-30T00:00:00Z").card
+            for s in snapshot.servers.values()
+        ]
+        t1 = time.perf_counter()
+        signed = [sign_card(c, key) for c in unsigned]
+        t2 = time.perf_counter()
+        for c in signed:
+            verify_card(c, trust)
+        t3 = time.perf_counter()
+        for c in signed:
+            canonical(c.unsigned_payload())
+        t4 = time.perf_counter()
+        gen_t.append(t1 - t0)
+        sign_t.append(t2 - t1)
+        verify_t.append(t3 - t2)
+        canon_t.append(t4 - t3)
+    n = len(signed)
+    tools = sum(len(c.tools) for c in signed)
+    print(f"fleet catalog: {n} cards, {tools} tools; median of {args.repeat} runs; "
+          f"{os.cpu_count()} cores")
+    print(f"{'step':<28}{'all cards (ms)':>16}{'per card (ms)':>16}")
+    for label, times in (("generate (bootstrap)", gen_t), ("sign (canonical + Ed25519)", sign_t),
+                         ("verify (canonical + Ed25519)", verify_t),
+                         ("  of which canonical JSON", canon_t)):
+        med = statistics.median(times) * 1000
+        print(f"{label:<28}{med:>16.1f}{med / n:>16.3f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

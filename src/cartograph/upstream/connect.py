@@ -1,0 +1,423 @@
+"""Sessions with one upstream MCP server, its tools as sent, and snapshots of many at once.
+
+Owns :func:`open_session` (start or connect the upstream through its config's transport,
+``initialize`` it with the official SDK's ``ClientSession``, capture a stdio child's stderr in
+a temporary file, and map every third-party failure to :class:`~cartograph.errors.UpstreamError`
+in one place), :func:`list_tools_raw` (``tools/list`` with pagination, tools returned as the
+dicts the server sent, so schemas the SDK's models would reject still come through), and
+:func:`snapshot_servers` (all upstreams concurrently, each with its own time budget, failures
+reported next to the snapshot instead of aborting it).
+
+Child processes are started by the SDK's ``stdio_client`` in their own process group; leaving
+the session closes stdin, waits, then terminates the group, so every child is reaped.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import os
+import tempfile
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator, Mapping
+from contextlib import AsyncExitStack, asynccontextmanager
+from dataclasses import dataclass, field
+from importlib.metadata import PackageNotFoundError, version
+from typing import Any
+
+import anyio
+import httpx
+import mcp.types as types
+from mcp import ClientSession
+from mcp.shared.exceptions import McpError
+from mcp.shared.session import RequestResponder
+from pydantic import ValidationError
+
+from cartograph.config import StdioUpstream, UpstreamConfig
+from cartograph.errors import CartographError, UpstreamError, UpstreamTimeout
+from cartograph.upstream.snapshot import ServerSnapshot, Snapshot
+
+logger = logging.getLogger(__name__)
+
+STDERR_TAIL_CHARS = 4000
+MAX_TOOL_PAGES = 1000
+# Extra seconds, past the initialize timeout, before a transport that cannot even connect (an
+# SSE endpoint that never sends its endpoint event) is cancelled; leaves room for a clean exit.
+CONNECT_GRACE = 5.0
+
+
+def _client_info() -> types.Implementation:
+    try:
+        ours = version("cartograph")
+    except PackageNotFoundError:
+        ours = "0"
+    return types.Implementation(name="cartograph", version=ours)
+
+
+class _StderrLog:
+    """A stdio child's stderr, captured in an unnamed temporary file (never blocks the child)."""
+
+    def __init__(self) -> None:
+        # closed by close(), which open_session calls in its finally
+        self.file = tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace")  # noqa: SIM115
+        self._final: str | None = None
+
+    def tail(self, max_chars: int = STDERR_TAIL_CHARS) -> str:
+        if self._final is not None:
+            return self._final[-max_chars:]
+        fd = self.file.fileno()
+        size = os.fstat(fd).st_size
+        start = max(0, size - max_chars * 4)
+        text = os.pread(fd, size - start, start).decode("utf-8", errors="replace")
+        if start > 0 and "\n" in text:
+            text = text.split("\n", 1)[1]  # drop the partial first line
+        return text[-max_chars:]
+
+    def close(self) -> None:
+        if self._final is None:
+            self._final = self.tail()
+            self.file.close()
+
+
+@dataclass
+class UpstreamSession:
+    """A live, initialized session with one upstream. Use ``session`` for any MCP request."""
+
+    config: UpstreamConfig
+    session: ClientSession
+    initialize_result: types.InitializeResult
+    _stderr: _StderrLog | None = field(default=None, repr=False)
+    _noise: list[str] = field(default_factory=list, repr=False)
+
+    @property
+    def name(self) -> str:
+        return self.config.name
+
+    def stderr_tail(self, max_chars: int = STDERR_TAIL_CHARS) -> str:
+        """The last lines the child wrote on stderr ('' for HTTP upstreams)."""
+        return self._stderr.tail(max_chars) if self._stderr else ""
+
+    @property
+    def stdout_noise(self) -> tuple[str, ...]:
+        """Lines the upstream sent that were not JSON-RPC (first few only)."""
+        return tuple(self._noise)
+
+    def error(
+        self, exc: BaseException, doing: str, *, timeout: float | None = None
+    ) -> UpstreamError:
+        """Map an exception raised while ``doing`` (e.g. "tools/call x") to an UpstreamError."""
+        return map_upstream_error(
+            self.config, exc, doing, stderr=self._stderr, noise=self._noise, timeout=timeout
+        )
+
+
+@asynccontextmanager
+async def open_session(
+    cfg: UpstreamConfig,
+    *,
+    timeout: float = 30.0,
+    message_handler: Callable[[Any], Awaitable[None]] | None = None,
+) -> AsyncIterator[UpstreamSession]:
+    """Start or connect ``cfg``'s upstream and initialize it within ``timeout`` seconds.
+
+    Raises :class:`UpstreamError` (:class:`UpstreamTimeout` when it did not answer in time) if the
+    upstream cannot be started, connected or initialized; the message carries the stderr tail's
+    hint and ``.stderr_tail`` the text. Errors raised inside the ``async with`` body propagate
+    unchanged (only unwrapped from the SDK's exception groups); map them with
+    :meth:`UpstreamSession.error`. On exit the session closes and a stdio child is reaped.
+    """
+    stderr = _StderrLog() if isinstance(cfg, StdioUpstream) else None
+    noise: list[str] = []
+    doing = "start"
+    ready = False
+
+    async def on_message(
+        message: RequestResponder[types.ServerRequest, types.ClientResult]
+        | types.ServerNotification
+        | Exception,
+    ) -> None:
+        if isinstance(message, Exception):
+            if len(noise) < 5:
+                noise.append(_describe_noise(message))
+            logger.debug("upstream %r sent something that is not JSON-RPC: %s", cfg.name, message)
+        if message_handler is not None:  # e.g. the gateway's drift guard (tools/list_changed)
+            await message_handler(message)
+
+    try:
+        with anyio.CancelScope(deadline=anyio.current_time() + timeout + CONNECT_GRACE) as scope:
+            async with AsyncExitStack() as stack:
+                read, write = await stack.enter_async_context(
+                    cfg.open_transport(errlog=stderr.file if stderr else None, timeout=timeout)
+                )
+                session = await stack.enter_async_context(
+                    ClientSession(
+                        read, write, message_handler=on_message, client_info=_client_info()
+                    )
+                )
+                doing = "initialize"
+                with anyio.fail_after(timeout):
+                    init = await session.initialize()
+                scope.deadline = math.inf
+                ready = True
+                yield UpstreamSession(cfg, session, init, stderr, noise)
+        if scope.cancelled_caught and not ready:
+            raise TimeoutError
+    except BaseException as exc:
+        if ready:
+            leaf = _single_leaf(exc)
+            if leaf is exc:
+                raise
+            raise leaf from exc
+        if isinstance(exc, anyio.get_cancelled_exc_class()):
+            raise
+        if not isinstance(exc, Exception | BaseExceptionGroup):
+            raise
+        raise map_upstream_error(
+            cfg, exc, doing, stderr=stderr, noise=noise, timeout=timeout
+        ) from exc
+    finally:
+        if stderr is not None:
+            stderr.close()
+
+
+async def list_tools_raw(
+    upstream: UpstreamSession | ClientSession, *, max_pages: int = MAX_TOOL_PAGES
+) -> list[dict[str, Any]]:
+    """Every tool the upstream lists, following ``nextCursor``, as the dicts it sent.
+
+    The SDK's ``Tool`` model is bypassed: keys stay camelCase and unknown fields and unusual
+    schemas survive. Raises :class:`UpstreamError` on a page that breaks the protocol.
+    """
+    session = upstream.session if isinstance(upstream, UpstreamSession) else upstream
+    name = upstream.name if isinstance(upstream, UpstreamSession) else "upstream"
+    tools: list[dict[str, Any]] = []
+    cursor: str | None = None
+    seen: set[str] = set()
+    for page_no in range(max_pages):
+        params = types.PaginatedRequestParams(cursor=cursor) if cursor is not None else None
+        result = await session.send_request(
+            types.ClientRequest(types.ListToolsRequest(params=params)), types.Result
+        )
+        raw = result.model_extra or {}
+        page = raw.get("tools")
+        if not isinstance(page, list):
+            raise UpstreamError(name, f"tools/list page {page_no + 1} has no 'tools' list")
+        for i, tool in enumerate(page):
+            if not isinstance(tool, dict) or not isinstance(tool.get("name"), str):
+                raise UpstreamError(
+                    name, f"tools/list page {page_no + 1}: tools[{i}] is not a tool with a name"
+                )
+            tools.append(tool)
+        nxt = raw.get("nextCursor")
+        if nxt is None or nxt == "":
+            return tools
+        if not isinstance(nxt, str) or nxt in seen:
+            raise UpstreamError(name, f"tools/list repeats or mangles its cursor {nxt!r}")
+        seen.add(nxt)
+        cursor = nxt
+    raise UpstreamError(name, f"tools/list did not end after {max_pages} pages")
+
+
+async def snapshot_server(cfg: UpstreamConfig, *, timeout: float = 30.0) -> ServerSnapshot:
+    """Connect, initialize and list tools within ``timeout`` seconds in all; then disconnect."""
+    started = anyio.current_time()
+    async with open_session(cfg, timeout=timeout) as up:
+        remaining = max(timeout - (anyio.current_time() - started), 0.001)
+        try:
+            with anyio.fail_after(remaining):
+                tools = await list_tools_raw(up)
+        except Exception as exc:
+            raise up.error(exc, "tools/list", timeout=timeout) from exc
+        init = up.initialize_result
+        return ServerSnapshot(
+            name=cfg.name,
+            tools=tools,
+            server_info=init.serverInfo.model_dump(mode="json", by_alias=True, exclude_unset=True),
+            instructions=init.instructions,
+            protocol_version=str(init.protocolVersion),
+            transport=cfg.transport,
+            endpoint=cfg.public_endpoint(),
+        )
+
+
+@dataclass(frozen=True)
+class ServerDone:
+    """Progress: one server finished (``error`` is None when it succeeded)."""
+
+    name: str
+    done: int
+    total: int
+    seconds: float
+    tools: int
+    error: UpstreamError | None
+
+
+@dataclass(frozen=True)
+class SnapshotOutcome:
+    """What :func:`snapshot_servers` returns: the servers that answered, and those that did not."""
+
+    snapshot: Snapshot
+    failures: dict[str, UpstreamError]
+    seconds: dict[str, float]  # wall time per server, failures included
+
+    def __iter__(self) -> Iterator[Any]:  # allows `snapshot, failures = outcome`
+        return iter((self.snapshot, self.failures))
+
+
+async def snapshot_servers(
+    configs: Iterable[UpstreamConfig] | Mapping[str, UpstreamConfig],
+    *,
+    timeout: float = 30.0,
+    concurrency: int = 8,
+    on_progress: Callable[[ServerDone], object] | None = None,
+) -> SnapshotOutcome:
+    """Snapshot every upstream concurrently (at most ``concurrency`` at a time).
+
+    Each server gets ``timeout`` seconds, counted from when its turn starts, to start, initialize
+    and list its tools. A server that fails is reported in ``failures`` (name -> UpstreamError,
+    with its stderr tail) and left out of the snapshot; the others are unaffected.
+    """
+    items = list(configs.values()) if isinstance(configs, Mapping) else list(configs)
+    names = [c.name for c in items]
+    if len(set(names)) != len(names):
+        dupes = sorted({n for n in names if names.count(n) > 1})
+        raise UpstreamError(",".join(dupes), "two configs share this server name")
+    limiter = anyio.CapacityLimiter(max(1, concurrency))
+    servers: dict[str, ServerSnapshot] = {}
+    failures: dict[str, UpstreamError] = {}
+    seconds: dict[str, float] = {}
+
+    async def one(cfg: UpstreamConfig) -> None:
+        async with limiter:
+            t0 = time.perf_counter()
+            error: UpstreamError | None = None
+            try:
+                servers[cfg.name] = await snapshot_server(cfg, timeout=timeout)
+            except UpstreamError as exc:
+                error = exc
+            except Exception as exc:  # boundary: one server's surprise must not sink the rest
+                logger.exception("unexpected failure while snapshotting %r", cfg.name)
+                error = UpstreamError(cfg.name, f"unexpected {type(exc).__name__}: {exc}")
+            seconds[cfg.name] = time.perf_counter() - t0
+        if error is not None:
+            failures[cfg.name] = error
+            logger.warning("%s", error)
+        else:
+            logger.info(
+                "upstream %r: %d tools in %.2fs",
+                cfg.name,
+                len(servers[cfg.name].tools),
+                seconds[cfg.name],
+            )
+        if on_progress is not None:
+            snap = servers.get(cfg.name)
+            on_progress(
+                ServerDone(
+                    name=cfg.name,
+                    done=len(seconds),
+                    total=len(items),
+                    seconds=seconds[cfg.name],
+                    tools=len(snap.tools) if snap else 0,
+                    error=error,
+                )
+            )
+
+    async with anyio.create_task_group() as tg:
+        for cfg in items:
+            tg.start_soon(one, cfg)
+    return SnapshotOutcome(
+        snapshot=Snapshot(servers=dict(sorted(servers.items()))),
+        failures=dict(sorted(failures.items())),
+        seconds=seconds,
+    )
+
+
+# --------------------------------------------------------------------------- error mapping
+
+
+def map_upstream_error(
+    cfg: UpstreamConfig,
+    exc: BaseException,
+    doing: str,
+    *,
+    stderr: _StderrLog | None = None,
+    noise: list[str] | None = None,
+    timeout: float | None = None,
+) -> UpstreamError:
+    """The one place where transport, SDK and OS errors become :class:`UpstreamError`."""
+    exc = _single_leaf(exc)
+    tail = stderr.tail() if stderr else ""
+    hint = ""
+    if noise:
+        hint += f"; it wrote non-JSON-RPC text on stdout: {noise[0]}"
+    if tail.strip():
+        hint += f"; stderr ends with: {tail.strip().splitlines()[-1][:300]}"
+    if isinstance(exc, UpstreamError):
+        return exc
+    if isinstance(exc, CartographError):
+        return UpstreamError(cfg.name, f"{doing}: {exc}{hint}", stderr_tail=tail)
+    if isinstance(exc, TimeoutError):
+        within = f" within {timeout:g}s" if timeout is not None else ""
+        return UpstreamTimeout(cfg.name, f"did not answer {doing}{within}{hint}", stderr_tail=tail)
+    if isinstance(exc, FileNotFoundError) and doing == "start":
+        command = cfg.command if isinstance(cfg, StdioUpstream) else cfg.url
+        message = f"cannot start {command!r}: no such command or file"
+        hint = "; check 'command' in the config (is the fleet installed?)" + hint
+        return UpstreamError(cfg.name, message + hint, stderr_tail=tail)
+    if isinstance(exc, PermissionError) and doing == "start":
+        return UpstreamError(
+            cfg.name, f"cannot start it: permission denied{hint}", stderr_tail=tail
+        )
+    if isinstance(exc, McpError):
+        if exc.error.code == types.CONNECTION_CLOSED:
+            why = "the process exited" if isinstance(cfg, StdioUpstream) else "the server hung up"
+            return UpstreamError(
+                cfg.name, f"connection closed during {doing} ({why}?){hint}", stderr_tail=tail
+            )
+        return UpstreamError(
+            cfg.name,
+            f"{doing} failed with error {exc.error.code}: {exc.error.message}{hint}",
+            stderr_tail=tail,
+        )
+    if isinstance(exc, httpx.HTTPStatusError):
+        return UpstreamError(
+            cfg.name,
+            f"HTTP {exc.response.status_code} from {cfg.public_endpoint()} during {doing}{hint}",
+        )
+    if isinstance(exc, httpx.HTTPError):
+        return UpstreamError(
+            cfg.name, f"cannot reach {cfg.public_endpoint()} during {doing}: {exc!s}{hint}"
+        )
+    if isinstance(exc, ValidationError):
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first.get("loc", ()))
+        return UpstreamError(
+            cfg.name,
+            f"answered {doing} against the protocol ({where}: {first['msg']}){hint}",
+            stderr_tail=tail,
+        )
+    if isinstance(exc, OSError):
+        return UpstreamError(cfg.name, f"{doing} failed: {exc}{hint}", stderr_tail=tail)
+    return UpstreamError(
+        cfg.name, f"{doing} failed: {type(exc).__name__}: {exc}{hint}", stderr_tail=tail
+    )
+
+
+def _single_leaf(exc: BaseException) -> BaseException:
+    """The one meaningful exception inside (nested) exception groups, else ``exc`` itself."""
+    while isinstance(exc, BaseExceptionGroup):
+        cancelled = anyio.get_cancelled_exc_class()
+        leaves = [e for e in exc.exceptions if not isinstance(e, cancelled)]
+        if len(leaves) != 1:
+            return exc
+        exc = leaves[0]
+    return exc
+
+
+def _describe_noise(exc: Exception) -> str:
+    if isinstance(exc, ValidationError):
+        for err in exc.errors():
+            value = err.get("input")
+            if isinstance(value, str):
+                return repr(value[:200])
+    return repr(str(exc)[:200])

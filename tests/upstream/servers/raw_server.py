@@ -1,0 +1,65 @@
+"""A tiny hand-written stdio 'server' for fault injection; the mode is the first argument.
+
+hang     reads requests and never answers; ignores stdin EOF (must be terminated)
+garbage  answers every line with text that is not JSON-RPC, until stdin closes
+exit     writes a line to stderr and exits with status 3 before reading anything
+raw      a working server whose tools/list is hand-written JSON the SDK's models would refuse
+"""
+
+import json
+import sys
+import time
+
+MODE = sys.argv[1]
+RAW_TOOLS = [
+    {
+        "name": "no_schema",
+        "description": "A tool that sends no inputSchema at all.",
+        "x-vendor": {"kept": True},
+    },
+    {
+        "name": "odd_schema",
+        "title": "Odd schema",
+        "inputSchema": {"type": "object", "properties": {"a": {"type": "strnig"}}, "required": 7},
+        "annotations": {"readOnlyHint": True, "vendorHint": "yes"},
+    },
+]
+
+
+def send(message: dict) -> None:
+    sys.stdout.write(json.dumps(message) + "\n")
+    sys.stdout.flush()
+
+
+if MODE == "exit":
+    print("fatal: cannot open the database (this is a test)", file=sys.stderr, flush=True)
+    sys.exit(3)
+
+print(f"raw_server starting in mode {MODE}", file=sys.stderr, flush=True)
+for line in sys.stdin:
+    if MODE == "hang":
+        continue
+    if MODE == "garbage":
+        sys.stdout.write("Welcome to a program that does not speak MCP!\n")
+        sys.stdout.flush()
+        continue
+    request = json.loads(line)
+    if "id" not in request:
+        continue
+    if request["method"] == "initialize":
+        result = {
+            "protocolVersion": request["params"]["protocolVersion"],
+            "capabilities": {"tools": {}},
+            "serverInfo": {"name": "raw-server", "version": "0.0.1"},
+            "instructions": "Hand-written for tests.",
+        }
+    elif request["method"] == "tools/list":
+        result = {"tools": RAW_TOOLS}
+    else:
+        send({"jsonrpc": "2.0", "id": request["id"], "error": {"code": -32601, "message": "no"}})
+        continue
+    send({"jsonrpc": "2.0", "id": request["id"], "result": result})
+
+if MODE == "hang":
+    while True:
+        time.sleep(3600)

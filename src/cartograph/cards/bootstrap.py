@@ -1,0 +1,217 @@
+"""The operator's deterministic card generator (``--generator bootstrap``).
+
+:func:`generate_card` turns one recorded server (:class:`ServerSnapshot`) into an UNSIGNED
+:class:`~cartograph.cards.model.Card` plus a :class:`GenerationReport` of what was dropped and
+why. The text is composed by :mod:`cartograph.cards.gen_tool` (per tool) and
+:mod:`cartograph.cards.gen_server` (per server); this module adds identity, provenance and
+hashes, makes every summary within a server distinct, and checks example arguments against the
+schema. Same input, same card: nothing here reads the clock, the disk or the network.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import Counter
+from dataclasses import dataclass
+from typing import Any
+
+from jsonschema.exceptions import SchemaError, UnknownType
+from jsonschema.validators import Draft202012Validator, validator_for
+from referencing.exceptions import Unresolvable
+
+from cartograph.cards.canonical import sha256_json, sha256_text
+from cartograph.cards.gen_server import capability_text, product_of
+from cartograph.cards.gen_tool import ToolDraft, compose_tool
+from cartograph.cards.model import (
+    Capability,
+    Card,
+    Identity,
+    Provenance,
+    ToolEntry,
+    ToolExample,
+)
+from cartograph.cards.text import Dropped
+from cartograph.upstream.snapshot import ServerSnapshot, Snapshot
+
+logger = logging.getLogger(__name__)
+
+GENERATOR_NAME = "bootstrap"
+GENERATOR_VERSION = "1"
+GENERATOR_ID = f"{GENERATOR_NAME}/{GENERATOR_VERSION}"
+
+_TRANSPORTS = ("stdio", "http", "sse")
+
+
+@dataclass(frozen=True)
+class ToolReport:
+    """What the generator left out of one tool's publisher text, and what it noticed."""
+
+    tool: str
+    dropped: tuple[Dropped, ...] = ()
+    warnings: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class GenerationReport:
+    """Per-tool dropped model-directed text and warnings for one server's card."""
+
+    server: str
+    tools: tuple[ToolReport, ...] = ()
+    warnings: tuple[str, ...] = ()
+
+    @property
+    def dropped_count(self) -> int:
+        return sum(len(t.dropped) for t in self.tools)
+
+    def tools_with_dropped(self) -> list[str]:
+        return [t.tool for t in self.tools if t.dropped]
+
+
+@dataclass(frozen=True)
+class GeneratedCard:
+    """An unsigned card and the report of how it was made."""
+
+    card: Card
+    report: GenerationReport
+
+
+def generate_card(
+    server: ServerSnapshot, *, created_at: str, snapshot_hash: str | None = None
+) -> GeneratedCard:
+    """Compose the operator's unsigned card for ``server``."""
+    product = product_of(server)
+    names = Counter(str(t["name"]) for t in server.tools)
+    server_warnings = [
+        f"tool name {n!r} appears {c} times; entries after the first are numbered"
+        for n, c in sorted(names.items())
+        if c > 1
+    ]
+    if server.error:
+        server_warnings.append(f"the server failed when recorded: {server.error}")
+    drafts = [compose_tool(tool, product) for tool in server.tools]
+    summaries = _distinct_summaries(
+        drafts, [_dup_index(server.tools, i) for i in range(len(drafts))]
+    )
+
+    entries: list[ToolEntry] = []
+    reports: list[ToolReport] = []
+    for tool, draft, summary in zip(server.tools, drafts, summaries, strict=True):
+        schema = tool.get("inputSchema")
+        schema = schema if isinstance(schema, dict) else {}
+        warnings = list(draft.warnings)
+        examples = []
+        for task, arguments in draft.examples:
+            problem = _schema_problem(schema, arguments)
+            if problem:
+                warnings.append(f"example arguments do not validate: {problem}")
+            examples.append(ToolExample(task=task, arguments=arguments))
+        description = tool.get("description")
+        annotations = tool.get("annotations")
+        title = tool.get("title")
+        if not isinstance(title, str) and isinstance(annotations, dict):
+            title = annotations.get("title")
+        entries.append(
+            ToolEntry(
+                name=draft.name,
+                title=title if isinstance(title, str) and title else None,
+                summary=summary,
+                usage=draft.usage,
+                examples=examples,
+                tags=list(draft.tags),
+                input_schema=schema,
+                input_schema_hash=sha256_json(schema),
+                description_hash=sha256_text(description if isinstance(description, str) else None),
+                annotations=annotations if isinstance(annotations, dict) else None,
+                generator=GENERATOR_ID,
+                dropped=[d.excerpt() for d in draft.dropped],
+            )
+        )
+        reports.append(ToolReport(draft.name, draft.dropped, tuple(warnings)))
+        for d in draft.dropped:
+            logger.info("%s/%s: dropped %s text: %.60s", server.name, draft.name, d.reason, d.text)
+
+    cap_summary, cap_usage, domains = capability_text(
+        product, [d.facts for d in drafts], [ex[0] for d in drafts[:3] for ex in d.examples[:1]]
+    )
+    card = Card(
+        identity=Identity(
+            server=server.name,
+            transport=server.transport if server.transport in _TRANSPORTS else "unknown",  # type: ignore[arg-type]
+            endpoint=server.endpoint,
+            publisher=_publisher(server),
+            package=server.package,
+            version=server.version or _info_str(server, "version"),
+        ),
+        capability=Capability(summary=cap_summary, usage=cap_usage, domains=domains),
+        tools=entries,
+        provenance=Provenance(
+            generator=GENERATOR_NAME,
+            generator_version=GENERATOR_VERSION,
+            created_at=created_at,
+            tools_list_hash=sha256_json(server.tools),
+            snapshot_hash=snapshot_hash,
+            instructions_hash=sha256_text(server.instructions) if server.instructions else None,
+        ),
+    )
+    report = GenerationReport(server.name, tuple(reports), tuple(server_warnings))
+    return GeneratedCard(card, report)
+
+
+def generate_cards(
+    snapshot: Snapshot, *, created_at: str | None = None
+) -> dict[str, GeneratedCard]:
+    """Cards for every server of ``snapshot`` that answered, keyed by server name."""
+    when = created_at or snapshot.created_at
+    digest = snapshot.digest()
+    out: dict[str, GeneratedCard] = {}
+    for name in sorted(snapshot.servers):
+        server = snapshot.servers[name]
+        if server.error and not server.tools:
+            logger.warning("%s: skipped, it failed when recorded: %s", name, server.error)
+            continue
+        out[name] = generate_card(server, created_at=when, snapshot_hash=digest)
+    return out
+
+
+def _publisher(server: ServerSnapshot) -> str | None:
+    return _info_str(server, "name")
+
+
+def _info_str(server: ServerSnapshot, key: str) -> str | None:
+    value = (server.server_info or {}).get(key)
+    return value if isinstance(value, str) and value else None
+
+
+def _dup_index(tools: list[dict[str, Any]], i: int) -> int:
+    """How many earlier tools share tool ``i``'s name (0 for the first)."""
+    name = tools[i]["name"]
+    return sum(1 for t in tools[:i] if t["name"] == name)
+
+
+def _distinct_summaries(drafts: list[ToolDraft], dup_index: list[int]) -> list[str]:
+    """Each draft's summary, with distinguishing detail added where two would be identical."""
+    summaries = [d.summary for d in drafts]
+    for step in range(3):
+        counts = Counter(summaries)
+        clashing = [i for i, s in enumerate(summaries) if counts[s] > 1]
+        if not clashing:
+            break
+        for i in clashing:
+            d = drafts[i]
+            if step == 0:
+                summaries[i] = f"{summaries[i]} Tool: {d.detail}."
+            elif step == 1:
+                summaries[i] = f"{summaries[i]} Name: {d.name}."
+            else:
+                summaries[i] = f"{summaries[i]} Entry {dup_index[i] + 1}."
+    return summaries
+
+
+def _schema_problem(schema: dict[str, Any], arguments: dict[str, Any]) -> str | None:
+    """The first reason ``arguments`` do not satisfy ``schema``, or None."""
+    try:
+        cls = validator_for(schema, default=Draft202012Validator)
+        error = next(iter(cls(schema).iter_errors(arguments)), None)
+    except (SchemaError, UnknownType, Unresolvable, KeyError, TypeError) as exc:
+        return f"schema cannot be checked: {str(exc)[:120]}"
+    return None if error is None else error.message[:200]

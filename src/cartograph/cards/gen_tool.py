@@ -1,0 +1,270 @@
+"""Per-tool text for the bootstrap generator: the operator's summary, usage line, example tasks
+and tags, composed from the tool name, its parameters, its annotations and the salient content
+words of the publisher description (a hint only; its sentences are never carried over).
+
+Every field passes the no-verbatim guard: if a run of :data:`MAX_SHARED_RUN` or more words of the
+publisher's text would appear in it, the hint words are reordered, then left out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from cartograph.cards.gen_lexicon import canonical_verb, cjk_gloss, domains_for, verb_synonyms
+from cartograph.cards.gen_schema import Param, example_arguments, params_of
+from cartograph.cards.gen_server import Product, ToolFacts, tool_mode
+from cartograph.cards.text import (
+    Dropped,
+    cjk_segments,
+    content_words,
+    filter_directives,
+    identifier_phrase,
+    is_cjk,
+    split_identifier,
+    tokenise,
+)
+
+MAX_SHARED_RUN = 6
+"""Strictly below the 8-word limit the tests hold us to, for a margin."""
+
+_SUMMARY_HINTS = 10
+_USAGE_HINTS = 30
+_NAME_NOISE = frozenset({"mcp", "tool", "tools", "api", "server"})
+
+
+@dataclass(frozen=True)
+class ToolDraft:
+    """Operator text for one tool, before it becomes a ToolEntry."""
+
+    name: str
+    summary: str
+    usage: str
+    examples: tuple[tuple[str, dict[str, Any]], ...]
+    tags: tuple[str, ...]
+    facts: ToolFacts
+    dropped: tuple[Dropped, ...]
+    warnings: tuple[str, ...]
+    detail: str
+    """Words that tell this tool apart (name and parameters), for de-duplicating summaries."""
+
+
+def compose_tool(tool: dict[str, Any], product: Product) -> ToolDraft:
+    """Compose the operator's text for one tool of a server whose product is ``product``."""
+    name = str(tool["name"])
+    raw_description = tool.get("description")
+    description = raw_description if isinstance(raw_description, str) else ""
+    schema = tool.get("inputSchema") if isinstance(tool.get("inputSchema"), dict) else {}
+    params = params_of(schema)
+    filtered = filter_directives(description)
+    dropped = list(filtered.dropped)
+    param_text: list[str] = []
+    for p in params:
+        kept = filter_directives(p.description)
+        dropped.extend(Dropped(d.text, f"{d.reason} (parameter {p.name})") for d in kept.dropped)
+        param_text.append(kept.kept)
+
+    name_words = [w for w in split_identifier(name) if w not in _NAME_NOISE]
+    core = list(name_words)
+    while len(core) > 1 and core[0] in product.words:  # "airbnb_search" -> "search"
+        core.pop(0)
+    verb, objects = _verb_and_objects(core)
+    hint_words = content_words(filtered.kept, exclude=(*name_words, *product.words))
+    if verb is None:
+        verb = next((v for v in map(canonical_verb, hint_words[:3]) if v), None)
+    if not objects:
+        objects = hint_words[:2]
+    param_hints = content_words(" ".join(param_text), exclude=(*name_words, *hint_words))
+    gloss: list[str] = []
+    segments: list[str] = []
+    if is_cjk(description):
+        gloss = cjk_gloss(filtered.kept + " " + " ".join(param_text))
+        segments = cjk_segments(filtered.kept)[:8]
+    mode = tool_mode(tool, verb)
+    sources = _grams([tokenise(description), *(tokenise(p.description) for p in params)])
+
+    summary = _guarded(
+        sources,
+        lambda h: _summary(verb, objects, product, params, h),
+        [*hint_words, *gloss][:_SUMMARY_HINTS],
+    )
+    usage = _guarded(
+        sources,
+        lambda h: _usage(tool, params, mode, filtered.kept, h),
+        [*hint_words[_SUMMARY_HINTS:_USAGE_HINTS], *param_hints[:12], *segments],
+    )
+    arguments = example_arguments(schema)
+    examples = tuple(
+        (_guarded(sources, lambda _h, t=task: t, []), arguments)
+        for task in _tasks(verb, objects, product, params, arguments, hint_words)
+    )
+    words = [*core, *objects, *hint_words[:12], *(w for p in params for w in p.words)]
+    tag_list = _tags(product, verb, objects, words, gloss, segments)
+    joined = _guarded(sources, lambda h: " ; ".join(h), tag_list)
+    tags = tuple(t for t in joined.split(" ; ") if t)
+    detail = identifier_phrase(name)
+    warnings: list[str] = []
+    if not description.strip():
+        warnings.append("no publisher description: text from name and parameters only")
+    elif not filtered.kept.strip():
+        warnings.append("the whole publisher description was model-directed and dropped")
+    facts = ToolFacts(verb, tuple(objects), mode, tuple(words))
+    return ToolDraft(
+        name, summary, usage, examples, tags, facts, tuple(dropped), tuple(warnings), detail
+    )
+
+
+def _verb_and_objects(core: list[str]) -> tuple[str | None, list[str]]:
+    for i, word in enumerate(core):
+        verb = canonical_verb(word)
+        if verb:
+            return verb, [w for j, w in enumerate(core) if j != i]
+    return None, list(core)
+
+
+def _grams(sources: Sequence[Sequence[str]]) -> frozenset[tuple[str, ...]]:
+    """Every run of :data:`MAX_SHARED_RUN` words in the publisher's texts."""
+    n = MAX_SHARED_RUN
+    return frozenset(tuple(s[i : i + n]) for s in sources for i in range(len(s) - n + 1))
+
+
+def _guarded(
+    grams: frozenset[tuple[str, ...]], build: Callable[[list[str]], str], hints: list[str]
+) -> str:
+    """``build(hints)`` unless it shares a word run with the publisher; then sorted hints,
+    then no hints."""
+    n = MAX_SHARED_RUN
+    for attempt in (hints, sorted(hints), []):
+        text = build(attempt)
+        words = tokenise(text)
+        if not any(tuple(words[i : i + n]) in grams for i in range(len(words) - n + 1)):
+            return text
+    return build([])
+
+
+def _param_phrase(p: Param) -> str:
+    return identifier_phrase(p.name) or p.name
+
+
+def _summary(
+    verb: str | None, objects: list[str], product: Product, params: list[Param], hints: list[str]
+) -> str:
+    required = [_param_phrase(p) for p in params if p.required][:3]
+    action = verb or "work with"
+    what = " ".join(objects) if objects else "data"
+    first = f"{action.capitalize()} {what} in {product.display}"
+    if required:
+        first += " by " + ", ".join(required)
+    text = first + "."
+    if hints:
+        text += " About: " + ", ".join(hints) + "."
+    return text
+
+
+_MODE_TEXT = {
+    "read": "Read-only: changes nothing.",
+    "write": "Changes data.",
+    "destructive": "Destructive: can delete or overwrite data.",
+    "unknown": "",
+}
+
+
+def _usage(
+    tool: dict[str, Any], params: list[Param], mode: str, kept: str, hints: list[str]
+) -> str:
+    parts: list[str] = []
+    required = [p for p in params if p.required]
+    optional = [p for p in params if not p.required]
+    if required:
+        parts.append("Needs " + ", ".join(f"{_param_phrase(p)} ({p.type})" for p in required) + ".")
+    elif params:
+        parts.append("No required inputs.")
+    else:
+        parts.append("Takes no inputs.")
+    if optional:
+        shown = ", ".join(_param_phrase(p) for p in optional[:10])
+        more = f" and {len(optional) - 10} more" if len(optional) > 10 else ""
+        parts.append(f"Optional: {shown}{more}.")
+    returns = _returns(tool, kept)
+    if returns:
+        parts.append(f"Returns {returns}.")
+    ann = tool.get("annotations") if isinstance(tool.get("annotations"), dict) else {}
+    parts.append(_MODE_TEXT[mode] if ann else _MODE_TEXT[mode].replace(":", " (by its name):"))
+    if ann and ann.get("idempotentHint") is True:
+        parts.append("Safe to repeat.")
+    if ann and ann.get("openWorldHint") is True:
+        parts.append("Reaches external services.")
+    if hints:
+        parts.append("Related: " + ", ".join(hints) + ".")
+    return " ".join(p for p in parts if p)
+
+
+def _returns(tool: dict[str, Any], kept: str) -> str:
+    out = tool.get("outputSchema")
+    if isinstance(out, dict) and isinstance(out.get("properties"), dict):
+        names = [identifier_phrase(str(k)) for k in out["properties"]][:5]
+        if names:
+            return ", ".join(names)
+    words = tokenise(kept)
+    for i, word in enumerate(words):
+        if word in ("returns", "return", "returning"):
+            got = content_words(" ".join(words[i + 1 : i + 9]), limit=4)
+            if got:
+                return ", ".join(got)
+    return ""
+
+
+def _tasks(
+    verb: str | None,
+    objects: list[str],
+    product: Product,
+    params: list[Param],
+    arguments: dict[str, Any],
+    hints: list[str],
+) -> list[str]:
+    what = " ".join(objects) if objects else "data"
+    first = f"{(verb or 'use').capitalize()} {what} in {product.display}"
+    shown = [
+        f"{_param_phrase(p)} {arguments[p.name]}"
+        for p in params
+        if p.required
+        and isinstance(arguments.get(p.name), str | int | float)
+        and not isinstance(arguments.get(p.name), bool)
+    ][:2]
+    if shown:
+        first += " for " + " and ".join(shown)
+    tasks = [first]
+    synonyms = verb_synonyms(verb) if verb else ()
+    extra = [h for h in hints if h not in objects][:3]
+    if synonyms or extra:
+        alt = f"{(synonyms[0] if synonyms else verb or 'use').capitalize()} {what}"
+        if extra:
+            alt += " (" + ", ".join(extra) + ")"
+        tasks.append(f"{alt} with {product.display}")
+    return tasks
+
+
+def _tags(
+    product: Product,
+    verb: str | None,
+    objects: list[str],
+    words: list[str],
+    gloss: list[str],
+    segments: list[str],
+) -> list[str]:
+    tags: list[str] = [" ".join(product.words)]
+    if product.vendor:
+        tags.append(product.vendor.lower())
+    tags.extend(domains_for(words))
+    if verb:
+        tags.append(verb)
+        tags.extend(verb_synonyms(verb)[:3])
+    tags.extend(objects)
+    tags.extend(gloss)
+    tags.extend(segments)
+    out: list[str] = []
+    for tag in tags:
+        if tag and tag not in out:
+            out.append(tag)
+    return out[:24]

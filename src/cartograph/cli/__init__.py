@@ -16,6 +16,7 @@ COMMAND_MODULES: list[tuple[str, str]] = [
     ("cartograph.cli.keys_cmd", "keys"),
     ("cartograph.cli.cards_cmd", "cards"),
     ("cartograph.cli.bootstrap_cmd", "bootstrap"),
+    ("cartograph.cli.serve_cmd", "serve"),
 ]
 
 

@@ -1,0 +1,32 @@
+"""The real connector: upstream sessions opened from the fleet config by name.
+
+Sessions come from :func:`cartograph.upstream.connect.open_session`, the one transport layer
+(stdio, streamable HTTP, SSE); the gateway only chooses when to open and close them.
+"""
+
+from __future__ import annotations
+
+from contextlib import AbstractAsyncContextManager
+
+from cartograph.config import FleetConfig
+from cartograph.errors import UpstreamError
+from cartograph.gateway.base import Connection, Connector, MessageHandler
+from cartograph.upstream.connect import open_session
+
+
+def fleet_connector(fleet: FleetConfig, *, start_timeout: float = 30.0) -> Connector:
+    """A :class:`Connector` for every server of ``fleet``; unknown names raise UpstreamError."""
+
+    def connect(
+        server: str, *, message_handler: MessageHandler | None = None
+    ) -> AbstractAsyncContextManager[Connection]:
+        cfg = fleet.servers.get(server)
+        if cfg is None:
+            raise UpstreamError(
+                server,
+                f"has a signed card but no entry in {fleet.path}; add it there or serve with "
+                "--config pointing at the file it was bootstrapped from",
+            )
+        return open_session(cfg, timeout=start_timeout, message_handler=message_handler)
+
+    return connect

@@ -1,0 +1,185 @@
+"""The drift guard: live tools compared with the signed card, and the quarantine they feed.
+
+:func:`compare` is pure: for each live tool it checks the card's ``input_schema_hash``
+(``sha256_json(inputSchema)``) and ``description_hash`` (``sha256_text(description)``). A tool
+whose schema or description changed, or that the card does not hold, is quarantined.
+:class:`Quarantine` persists the held tools in ``<home>/quarantine.json``; an entry is lifted
+only when the operator re-attests the server (a card with a different digest whose hashes match
+the live tool again), never because the upstream changed back.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from cartograph.cards.canonical import sha256_json, sha256_text
+from cartograph.cards.model import Card
+from cartograph.upstream.snapshot import utc_now
+
+logger = logging.getLogger(__name__)
+
+QUARANTINE_FILE = "quarantine.json"
+
+
+@dataclass(frozen=True)
+class Drift:
+    """One live tool that does not match its signed card entry."""
+
+    tool: str
+    kind: str  # "changed" | "new"
+    fields: tuple[str, ...]  # which hashes differ: "input_schema", "description"
+
+
+@dataclass(frozen=True)
+class HeldTool:
+    """A quarantined tool: why, when, and against which card."""
+
+    server: str
+    tool: str
+    reason: str
+    detected_at: str
+    card_digest: str
+    live_schema_hash: str | None = None
+    live_description_hash: str | None = None
+
+
+def card_digest(card: Card) -> str:
+    """The digest that names one signed card version (canonical JSON without the signature)."""
+    return sha256_json(card.unsigned_payload())
+
+
+def compare(card: Card, live_tools: list[dict[str, Any]]) -> list[Drift]:
+    """Every live tool that is new or whose schema or description differs from the card."""
+    drifts: list[Drift] = []
+    for tool in live_tools:
+        name = str(tool.get("name", ""))
+        entry = card.tool(name)
+        if entry is None:
+            drifts.append(Drift(name, "new", ()))
+            continue
+        fields = []
+        if sha256_json(tool.get("inputSchema") or {}) != entry.input_schema_hash:
+            fields.append("input_schema")
+        if sha256_text(tool.get("description")) != entry.description_hash:
+            fields.append("description")
+        if fields:
+            drifts.append(Drift(name, "changed", tuple(fields)))
+    return drifts
+
+
+def describe(drift: Drift) -> str:
+    if drift.kind == "new":
+        return "new tool the signed card does not hold"
+    what = " and ".join(f.replace("_", " ") for f in drift.fields)
+    return f"{what} changed since the card was signed"
+
+
+class Quarantine:
+    """Tools held back by the drift guard, persisted in the workspace."""
+
+    def __init__(self, path: Path, *, on_event: Callable[[dict[str, Any]], None] | None = None):
+        self.path = path
+        self._on_event = on_event
+        self._held: dict[tuple[str, str], HeldTool] = {}
+        self._load()
+
+    def _load(self) -> None:
+        if not self.path.is_file():
+            return
+        try:
+            data = json.loads(self.path.read_text(encoding="utf-8"))
+            for row in data.get("held", []):
+                held = HeldTool(**row)
+                self._held[(held.server, held.tool)] = held
+        except (OSError, ValueError, TypeError, AttributeError) as exc:
+            # Fail closed would hide every tool forever; keep serving and say so loudly.
+            logger.error("%s: unreadable quarantine file (%s); starting with none", self.path, exc)
+
+    def _save(self) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        rows = [asdict(h) for _, h in sorted(self._held.items())]
+        tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
+        tmp.write_text(json.dumps({"held": rows}, indent=1) + "\n", encoding="utf-8")
+        os.replace(tmp, self.path)
+
+    def get(self, server: str, tool: str) -> HeldTool | None:
+        return self._held.get((server, tool))
+
+    def held(self, server: str | None = None) -> list[HeldTool]:
+        return [h for (s, _), h in sorted(self._held.items()) if server is None or s == server]
+
+    def apply(self, card: Card, live_tools: list[dict[str, Any]]) -> list[HeldTool]:
+        """Check one server's live tools against its card; hold what drifted, lift what was
+        re-attested. Returns the tools newly held."""
+        server = card.server
+        digest = card_digest(card)
+        drifts = {d.tool: d for d in compare(card, live_tools)}
+        live = {str(t.get("name", "")): t for t in live_tools}
+        added: list[HeldTool] = []
+        changed = False
+        for (s, tool), held in list(self._held.items()):
+            if s != server or tool in drifts:
+                continue
+            if held.card_digest != digest:
+                del self._held[(s, tool)]
+                changed = True
+                self._emit("lifted", server, tool, "re-attested by a newer signed card", digest)
+        for tool, drift in drifts.items():
+            current = self._held.get((server, tool))
+            if current is not None and current.card_digest == digest:
+                continue
+            held = HeldTool(
+                server,
+                tool,
+                describe(drift),
+                utc_now(),
+                digest,
+                sha256_json(live[tool].get("inputSchema") or {}),
+                sha256_text(live[tool].get("description")),
+            )
+            self._held[(server, tool)] = held
+            added.append(held)
+            changed = True
+            logger.warning("quarantined %s/%s: %s", server, tool, held.reason)
+            self._emit("quarantined", server, tool, held.reason, digest)
+        if changed:
+            self._save()
+        return added
+
+    def reconcile(self, card: Card) -> list[HeldTool]:
+        """Lift held tools of ``card``'s server that a newer card re-attests: it either holds
+        exactly the live version the guard saw, or no longer holds the tool at all."""
+        digest = card_digest(card)
+        lifted = []
+        for (server, tool), held in list(self._held.items()):
+            if server != card.server or held.card_digest == digest:
+                continue
+            entry = card.tool(tool)
+            if entry is None or (
+                entry.input_schema_hash == held.live_schema_hash
+                and entry.description_hash == held.live_description_hash
+            ):
+                del self._held[(server, tool)]
+                lifted.append(held)
+                self._emit("lifted", server, tool, "re-attested by a newer signed card", digest)
+        if lifted:
+            self._save()
+        return lifted
+
+    def _emit(self, event: str, server: str, tool: str, reason: str, digest: str) -> None:
+        if self._on_event is not None:
+            self._on_event(
+                {
+                    "event": event,
+                    "server": server,
+                    "tool": tool,
+                    "reason": reason,
+                    "card_digest": digest,
+                }
+            )

@@ -1,0 +1,356 @@
+"""The pooled gateway: one persistent session per upstream (or per upstream and client).
+
+Sessions start lazily on the first call, are checked by the drift guard when they start and on
+``notifications/tools/list_changed``, restart with exponential backoff after a crash, close when
+idle, and admit a bounded number of calls at a time. Upstreams named in ``per_client`` get one
+session per MCP client, so one agent's state never leaks to another's.
+
+Each session lives in a runner task of the gateway's own task group (an anyio transport must be
+entered and left in the same task); calls borrow the live session from any task.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import anyio
+from anyio.abc import TaskGroup
+from mcp import McpError, types
+
+from cartograph.errors import CartographError, UpstreamError
+from cartograph.gateway.base import (
+    CLOSED_ERRORS,
+    Connection,
+    Connector,
+    Guard,
+    IncomingMessage,
+    Limits,
+    SessionHealth,
+    backoff_delay,
+    check_result_size,
+    list_live_tools,
+    mcp_error,
+    timeout_error,
+)
+
+logger = logging.getLogger(__name__)
+
+_SERVE_WAKE = 30.0  # how often an idle runner re-checks its idle deadline (seconds)
+
+
+@dataclass(eq=False)
+class _Lease:
+    """One session lifetime: from start to close."""
+
+    ready: anyio.Event = field(default_factory=anyio.Event)
+    done: anyio.Event = field(default_factory=anyio.Event)
+    wake: anyio.Event = field(default_factory=anyio.Event)
+    conn: Connection | None = None
+    error: str | None = None
+    tail: str = ""
+    stopping: bool = False
+    recheck: bool = False
+    notices: int = 0
+
+    def stop(self) -> None:
+        self.stopping = True
+        self.wake.set()
+
+    def usable(self) -> bool:
+        return self.conn is not None and not self.stopping and not self.done.is_set()
+
+
+@dataclass(eq=False)
+class _Slot:
+    server: str
+    client: str | None
+    sem: anyio.Semaphore
+    lease: _Lease | None = None
+    starts: int = 0
+    crashes: int = 0
+    failures: int = 0
+    next_start: float = 0.0
+    last_error: str | None = None
+    in_flight: int = 0
+    last_used: float = 0.0
+
+
+class PooledGateway:
+    """Persistent upstream sessions; use as ``async with PooledGateway(...) as gw``."""
+
+    mode = "pooled"
+
+    def __init__(
+        self,
+        connector: Connector,
+        *,
+        limits: Limits | None = None,
+        guard: Guard | None = None,
+        per_client: frozenset[str] = frozenset(),
+    ) -> None:
+        self._connector = connector
+        self.limits = limits or Limits()
+        self._guard = guard
+        self.per_client = per_client
+        self._slots: dict[tuple[str, str | None], _Slot] = {}
+        self._tg: TaskGroup | None = None
+
+    async def __aenter__(self) -> PooledGateway:
+        self._tg = anyio.create_task_group()
+        await self._tg.__aenter__()
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        tg, self._tg = self._tg, None
+        assert tg is not None
+        leases = [s.lease for s in self._slots.values() if s.lease is not None]
+        for lease in leases:
+            lease.stop()
+        with anyio.move_on_after(10):
+            for lease in leases:
+                await lease.done.wait()
+        tg.cancel_scope.cancel()
+        await tg.__aexit__(None, None, None)
+
+    # -- calls ---------------------------------------------------------------------------------
+
+    async def call(
+        self, server: str, tool: str, arguments: dict[str, Any], *, client: str | None = None
+    ) -> types.CallToolResult:
+        slot = self._slot(server, client)
+        slot.in_flight += 1
+        try:
+            with anyio.fail_after(self.limits.call_timeout):
+                async with slot.sem:
+                    return await self._call_on(slot, tool, arguments)
+        except TimeoutError:
+            lease = slot.lease
+            if lease is not None and lease.usable() and self._tg is not None:
+                self._tg.start_soon(self._probe, slot, lease)
+            busy = f" ({slot.in_flight - 1} other call(s) in flight)" if slot.in_flight > 1 else ""
+            raise timeout_error(
+                server, f"tools/call {tool!r}{busy}", self.limits.call_timeout
+            ) from None
+        finally:
+            slot.in_flight -= 1
+            slot.last_used = anyio.current_time()
+
+    async def _call_on(
+        self, slot: _Slot, tool: str, arguments: dict[str, Any]
+    ) -> types.CallToolResult:
+        for attempt in (1, 2):
+            lease = await self._ready_lease(slot)
+            if self._guard is not None:
+                self._guard.admit(slot.server, tool)
+            assert lease.conn is not None
+            try:
+                result = await lease.conn.session.call_tool(tool, arguments)
+            except CLOSED_ERRORS:
+                # The request never left: the session died while idle. Safe to send again.
+                self._crashed(slot, lease, "the connection was closed")
+                if attempt == 1:
+                    continue
+                raise UpstreamError(
+                    slot.server, "the connection closed twice in a row; retry later"
+                ) from None
+            except McpError as exc:
+                if exc.error.code == types.CONNECTION_CLOSED:
+                    self._crashed(slot, lease, "exited during a call")
+                raise mcp_error(slot.server, exc, _tail(lease)) from None
+            slot.failures = 0
+            check_result_size(slot.server, result, self.limits.max_result_bytes)
+            return result
+        raise AssertionError("unreachable")
+
+    async def _ready_lease(self, slot: _Slot) -> _Lease:
+        for _ in range(5):
+            lease = slot.lease
+            if lease is None or lease.done.is_set() or lease.stopping:
+                wait = slot.next_start - anyio.current_time()
+                if wait > 0:
+                    logger.info("%s: waiting %.2f s before restarting", slot.server, wait)
+                    await anyio.sleep(wait)
+                lease = self._start(slot)
+            await lease.ready.wait()
+            if lease.usable():
+                return lease
+            if lease.error is not None:
+                raise UpstreamError(
+                    slot.server, f"could not start: {lease.error}", stderr_tail=lease.tail
+                )
+        raise UpstreamError(slot.server, "the session kept closing while starting; retry")
+
+    def _start(self, slot: _Slot) -> _Lease:
+        if self._tg is None:
+            raise UpstreamError(slot.server, "the gateway is closed")
+        lease = _Lease()
+        slot.lease = lease
+        slot.starts += 1
+        self._tg.start_soon(self._run, slot, lease)
+        return lease
+
+    def _crashed(self, slot: _Slot, lease: _Lease, why: str) -> None:
+        if lease.stopping:
+            return
+        slot.crashes += 1
+        slot.failures += 1
+        slot.last_error = why
+        slot.next_start = anyio.current_time() + backoff_delay(slot.failures, self.limits)
+        logger.warning("%s: session lost (%s); restarting on the next call", slot.server, why)
+        lease.stop()
+
+    async def _probe(self, slot: _Slot, lease: _Lease) -> None:
+        """After a timeout: if the session no longer answers a ping, replace it."""
+        conn = lease.conn
+        if conn is None:
+            return
+        try:
+            with anyio.fail_after(min(5.0, self.limits.call_timeout)):
+                await conn.session.send_ping()
+        except (TimeoutError, McpError, *CLOSED_ERRORS):
+            self._crashed(slot, lease, "stopped answering after a timed-out call")
+
+    # -- session runner -----------------------------------------------------------------------
+
+    async def _run(self, slot: _Slot, lease: _Lease) -> None:
+        server = slot.server
+
+        async def on_message(message: IncomingMessage) -> None:
+            if isinstance(message, types.ServerNotification):
+                if isinstance(message.root, types.ToolListChangedNotification):
+                    lease.recheck = True
+                    lease.wake.set()
+            elif isinstance(message, Exception):
+                lease.notices += 1
+                if lease.notices <= 3:
+                    logger.warning("%s: unreadable message from upstream: %s", server, message)
+
+        try:
+            with anyio.CancelScope(deadline=anyio.current_time() + self.limits.start_timeout) as sc:
+                async with self._connector(server, message_handler=on_message) as conn:
+                    tools = await list_live_tools(conn.session, timeout=self.limits.list_timeout)
+                    self._check(server, tools)
+                    sc.deadline = math.inf
+                    lease.conn = conn
+                    lease.ready.set()
+                    logger.info("%s: session ready (%d tools)", server, len(tools))
+                    await self._serve(slot, lease, conn)
+            if sc.cancelled_caught and not lease.ready.is_set():
+                lease.error = f"did not start within {self.limits.start_timeout:g} s"
+        except CartographError as exc:
+            lease.error = str(exc)
+            lease.tail = getattr(exc, "stderr_tail", "")
+        except Exception as exc:  # boundary: nothing an upstream does may crash the proxy
+            lease.error = _describe(exc)
+            logger.debug("%s: session ended with %r", server, exc, exc_info=True)
+        finally:
+            if lease.error is not None and not lease.stopping:
+                if lease.ready.is_set():
+                    slot.crashes += 1
+                slot.failures += 1
+                slot.last_error = lease.error
+                slot.next_start = anyio.current_time() + backoff_delay(slot.failures, self.limits)
+                logger.warning("%s: session failed: %s", server, lease.error)
+            lease.conn = None
+            lease.ready.set()
+            lease.done.set()
+            if slot.client is not None and slot.lease is lease and slot.in_flight == 0:
+                self._slots.pop((slot.server, slot.client), None)
+
+    async def _serve(self, slot: _Slot, lease: _Lease, conn: Connection) -> None:
+        idle = self.limits.idle_timeout
+        while not lease.stopping:
+            with anyio.move_on_after(min(idle, _SERVE_WAKE)):
+                await lease.wake.wait()
+            lease.wake = anyio.Event()
+            if lease.recheck and not lease.stopping:
+                lease.recheck = False
+                try:
+                    tools = await list_live_tools(conn.session, timeout=self.limits.list_timeout)
+                except (TimeoutError, McpError, *CLOSED_ERRORS) as exc:
+                    self._crashed(slot, lease, f"tools/list failed after list_changed: {exc!r}")
+                    break
+                self._check(slot.server, tools)
+            quiet = anyio.current_time() - slot.last_used
+            if slot.in_flight == 0 and quiet >= idle:
+                logger.info("%s: closing idle session after %.0f s", slot.server, quiet)
+                lease.stopping = True
+
+    def _check(self, server: str, tools: list[dict[str, Any]]) -> None:
+        if self._guard is not None:
+            self._guard.check(server, tools)
+
+    # -- slots and health ---------------------------------------------------------------------
+
+    def _slot(self, server: str, client: str | None) -> _Slot:
+        key_client = client if server in self.per_client else None
+        key = (server, key_client)
+        slot = self._slots.get(key)
+        if slot is None:
+            if key_client is not None:
+                self._evict(server)
+            slot = _Slot(server, key_client, anyio.Semaphore(self.limits.max_in_flight))
+            slot.last_used = anyio.current_time()
+            self._slots[key] = slot
+        return slot
+
+    def _evict(self, server: str) -> None:
+        mine = [s for (name, c), s in self._slots.items() if name == server and c is not None]
+        if len(mine) < self.limits.max_client_sessions:
+            return
+        idle = sorted((s for s in mine if s.in_flight == 0), key=lambda s: s.last_used)
+        if not idle:
+            return
+        oldest = idle[0]
+        if oldest.lease is not None:
+            oldest.lease.stop()
+        self._slots.pop((oldest.server, oldest.client), None)
+
+    def health(self) -> list[SessionHealth]:
+        now = anyio.current_time()
+        rows = []
+        for slot in self._slots.values():
+            lease = slot.lease
+            if lease is not None and lease.usable():
+                state = "ready"
+            elif lease is not None and not lease.done.is_set():
+                state = "starting"
+            elif slot.next_start > now:
+                state = "backoff"
+            else:
+                state = "idle" if slot.starts == 0 else "closed"
+            rows.append(
+                SessionHealth(
+                    server=slot.server,
+                    client=slot.client,
+                    state=state,
+                    starts=slot.starts,
+                    crashes=slot.crashes,
+                    in_flight=slot.in_flight,
+                    last_error=slot.last_error,
+                    idle_for=None if slot.in_flight else round(now - slot.last_used, 1),
+                    retry_in=round(slot.next_start - now, 2) if slot.next_start > now else None,
+                )
+            )
+        return rows
+
+
+def _tail(lease: _Lease) -> str:
+    conn = lease.conn
+    if conn is None:
+        return lease.tail
+    try:
+        return conn.stderr_tail()
+    except Exception:  # boundary: a diagnostic must never fail the call path
+        return ""
+
+
+def _describe(exc: BaseException) -> str:
+    """One line for an exception, unwrapping exception groups."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    text = str(exc) or type(exc).__name__
+    return text.splitlines()[0][:300] if text else type(exc).__name__

@@ -1,0 +1,71 @@
+"""The audit log: one JSON object per line in ``<home>/logs/audit.jsonl``, rotated by size.
+
+Every discover answer is recorded with the card text that ranked it (card digest, key id,
+generator), and so are calls (server, tool, outcome, milliseconds; never the arguments) and
+drift-guard events. Rotation keeps ``audit.jsonl.1`` .. ``audit.jsonl.<backups>``.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import threading
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+logger = logging.getLogger(__name__)
+
+AUDIT_FILE = "audit.jsonl"
+
+
+class AuditLog:
+    """Append-only JSONL with size-based rotation; safe to call from several threads."""
+
+    def __init__(self, path: Path, *, max_bytes: int = 10 * 1024 * 1024, backups: int = 5):
+        self.path = path
+        self.max_bytes = max_bytes
+        self.backups = backups
+        self._lock = threading.Lock()
+
+    def write(self, event: str, **fields: Any) -> None:
+        record = {"time": _now(), "event": event, **fields}
+        line = json.dumps(record, ensure_ascii=False, separators=(",", ":"), default=str) + "\n"
+        data = line.encode("utf-8")
+        with self._lock:
+            try:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+                if self._size() + len(data) > self.max_bytes:
+                    self._rotate()
+                with self.path.open("ab") as fh:
+                    fh.write(data)
+            except OSError as exc:
+                # The audit trail must not take the proxy down; say so on stderr.
+                logger.error("%s: cannot write audit record: %s", self.path, exc)
+
+    def _size(self) -> int:
+        try:
+            return self.path.stat().st_size
+        except FileNotFoundError:
+            return 0
+
+    def _rotate(self) -> None:
+        for i in range(self.backups - 1, 0, -1):
+            older = self.path.with_name(f"{self.path.name}.{i}")
+            if older.exists():
+                os.replace(older, self.path.with_name(f"{self.path.name}.{i + 1}"))
+        if self.backups > 0 and self.path.exists():
+            os.replace(self.path, self.path.with_name(f"{self.path.name}.1"))
+        elif self.path.exists():
+            self.path.unlink()
+
+    def read(self) -> list[dict[str, Any]]:
+        """The records of the current file (oldest first); for status and tests."""
+        if not self.path.is_file():
+            return []
+        return [json.loads(line) for line in self.path.read_text("utf-8").splitlines() if line]
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")

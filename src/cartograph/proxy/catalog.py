@@ -1,0 +1,140 @@
+"""The proxy's view of the signed cards, and the drift guard wired to them.
+
+:class:`CardCatalog` holds the cards that verify, reloads them when the card store changes on
+disk (a re-attestation by ``cartograph bootstrap --server NAME`` takes effect without a
+restart), and names each card version by its digest. :class:`CardGuard` is the gateway's
+:class:`~cartograph.gateway.base.Guard`: live tools are compared with these cards and drifted
+tools are held in the workspace quarantine.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from dataclasses import dataclass
+from typing import Any
+
+from cartograph.cards.model import Card, ToolEntry
+from cartograph.cards.store import CardFailure, card_files, load_verified
+from cartograph.errors import ToolNotFound, ToolQuarantined
+from cartograph.gateway.drift import HeldTool, Quarantine, card_digest
+from cartograph.workspace import Workspace
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class CardRef:
+    """Which signed card text stands behind an answer."""
+
+    digest: str
+    key_id: str | None
+    signed_at: str | None
+
+
+class CardCatalog:
+    """Verified cards by server name; call :meth:`refresh` before reading."""
+
+    def __init__(self, ws: Workspace) -> None:
+        self.ws = ws
+        self.cards: dict[str, Card] = {}
+        self.failures: list[CardFailure] = []
+        self.refs: dict[str, CardRef] = {}
+        self._stamp: tuple[Any, ...] | None = None
+        self.refresh()
+
+    def _current_stamp(self) -> tuple[Any, ...]:
+        parts: list[Any] = []
+        for path in [
+            self.ws.cards_dir,
+            self.ws.public_key,
+            self.ws.trusted_dir,
+            *card_files(self.ws),
+        ]:
+            try:
+                st = os.stat(path)
+                parts.append((str(path), st.st_mtime_ns, st.st_size))
+            except OSError:
+                parts.append((str(path), None))
+        return tuple(parts)
+
+    def refresh(self) -> bool:
+        """Reload when any card or key file changed; returns True when it reloaded."""
+        stamp = self._current_stamp()
+        if stamp == self._stamp:
+            return False
+        loaded = load_verified(self.ws)
+        self.cards = loaded.cards
+        self.failures = loaded.failures
+        self.refs = {
+            name: CardRef(
+                card_digest(card),
+                card.signature.key_id if card.signature else None,
+                card.signature.signed_at if card.signature else None,
+            )
+            for name, card in loaded.cards.items()
+        }
+        self._stamp = stamp
+        logger.info(
+            "loaded %d verified card(s), %d tool(s); %d failed",
+            len(self.cards),
+            loaded.tool_count(),
+            len(self.failures),
+        )
+        for failure in self.failures:
+            logger.warning("card left out: %s", failure.reason)
+        return True
+
+    def entry(self, server: str, tool: str) -> tuple[Card, ToolEntry]:
+        """The signed entry for ``server``/``tool`` or :class:`ToolNotFound` saying what exists."""
+        card = self.cards.get(server)
+        if card is None:
+            known = ", ".join(sorted(self.cards)[:30]) or "none"
+            raise ToolNotFound(
+                f"no signed card for server {server!r}; use discover to find tools "
+                f"(servers with cards: {known})"
+            )
+        entry = card.tool(tool)
+        if entry is None:
+            raise ToolNotFound(
+                f"server {server!r} has no tool {tool!r} in its signed card; use discover to find "
+                f"the right tool ({len(card.tools)} tools on this server)"
+            )
+        return card, entry
+
+
+class CardGuard:
+    """The drift guard: live tools vs signed cards, held tools refused."""
+
+    def __init__(self, catalog: CardCatalog, quarantine: Quarantine) -> None:
+        self.catalog = catalog
+        self.quarantine = quarantine
+
+    def check(self, server: str, tools: list[dict[str, Any]]) -> None:
+        self.catalog.refresh()
+        card = self.catalog.cards.get(server)
+        if card is None:
+            logger.info("%s: no signed card; nothing of it is callable", server)
+            return
+        self.quarantine.apply(card, tools)
+
+    def held(self, server: str, tool: str) -> HeldTool | None:
+        """The quarantine entry of a tool, after lifting it if a newer card re-attested it."""
+        held = self.quarantine.get(server, tool)
+        if held is None:
+            return None
+        ref = self.catalog.refs.get(server)
+        if ref is not None and ref.digest != held.card_digest:
+            self.quarantine.reconcile(self.catalog.cards[server])
+            held = self.quarantine.get(server, tool)
+        return held
+
+    def admit(self, server: str, tool: str) -> None:
+        self.catalog.refresh()
+        held = self.held(server, tool)
+        if held is not None:
+            raise ToolQuarantined(
+                f"{server}/{tool} is quarantined by the drift guard since {held.detected_at}: "
+                f"{held.reason}. It cannot be called until the operator reviews it and "
+                f"re-attests the server (`cartograph bootstrap --server {server}`)"
+            )

@@ -1,0 +1,161 @@
+"""The proxy's three operations, independent of MCP: discover, status and call.
+
+:class:`Proxy` wires the verified cards, the drift guard and quarantine, the resolver, the
+audit log and a gateway together. The MCP server in :mod:`cartograph.proxy.server` is a thin
+shell over it. Domain errors propagate as :class:`~cartograph.errors.CartographError`.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+import anyio
+from mcp import types
+
+from cartograph.errors import ConfigError, GatewayError, UpstreamError
+from cartograph.gateway.base import Connector, Gateway, Limits
+from cartograph.gateway.drift import QUARANTINE_FILE, Quarantine
+from cartograph.gateway.oneshot import OneShotGateway
+from cartograph.gateway.pool import PooledGateway
+from cartograph.proxy.audit import AUDIT_FILE, AuditLog
+from cartograph.proxy.catalog import CardCatalog, CardGuard
+from cartograph.proxy.resolver import Resolver, default_opener
+from cartograph.proxy.status import build_status
+from cartograph.proxy.validate import validate_arguments
+from cartograph.workspace import Workspace
+
+logger = logging.getLogger(__name__)
+
+MODES = ("pooled", "one-shot")
+
+
+@dataclass(frozen=True)
+class ProxySettings:
+    """How the proxy routes calls and ranks tools."""
+
+    mode: str = "pooled"
+    limits: Limits = field(default_factory=Limits)
+    per_client: frozenset[str] = frozenset()
+    method: str | None = None
+    config_path: str | None = None
+    check_drift_one_shot: bool = True
+
+
+class Proxy:
+    """discover / status / call over one workspace and one gateway."""
+
+    def __init__(
+        self,
+        ws: Workspace,
+        connector: Connector,
+        settings: ProxySettings | None = None,
+        *,
+        opener: Any = default_opener,
+        configured: set[str] | None = None,
+    ) -> None:
+        self.ws = ws
+        self.settings = settings or ProxySettings()
+        if self.settings.mode not in MODES:
+            raise ConfigError(f"gateway mode must be one of {', '.join(MODES)}")
+        self.audit = AuditLog(ws.logs_dir / AUDIT_FILE)
+        self.quarantine = Quarantine(ws.root / QUARANTINE_FILE, on_event=self._drift_event)
+        self.catalog = CardCatalog(ws)
+        self.guard = CardGuard(self.catalog, self.quarantine)
+        self.resolver = Resolver(
+            ws, self.catalog, self.guard, opener=opener, method=self.settings.method
+        )
+        self.configured = configured
+        self.started = time.time()
+        limits = self.settings.limits
+        self.gateway: Gateway
+        if self.settings.mode == "pooled":
+            self.gateway = PooledGateway(
+                connector, limits=limits, guard=self.guard, per_client=self.settings.per_client
+            )
+        else:
+            self.gateway = OneShotGateway(
+                connector,
+                limits=limits,
+                guard=self.guard,
+                check_drift=self.settings.check_drift_one_shot,
+            )
+        self._rank_limiter = anyio.CapacityLimiter(2)
+
+    def _drift_event(self, record: dict[str, Any]) -> None:
+        event = record.pop("event")
+        self.audit.write(event, **record)
+
+    @asynccontextmanager
+    async def running(self) -> AsyncIterator[Proxy]:
+        """Keep the gateway's sessions alive for the duration of the block."""
+        gateway = self.gateway
+        if isinstance(gateway, PooledGateway | OneShotGateway):
+            async with gateway:
+                yield self
+        else:
+            yield self
+
+    # -- discover -----------------------------------------------------------------------------
+
+    async def discover(self, task: str, k: int = 5) -> dict[str, Any]:
+        task = task.strip()
+        if not task:
+            raise GatewayError("discover needs a task in plain words, e.g. 'read a file'")
+        answer = await anyio.to_thread.run_sync(
+            self.resolver.rank, task, k, limiter=self._rank_limiter
+        )
+        rendered = self.resolver.render(answer)
+        self.audit.write(
+            "discover",
+            query=task,
+            k=k,
+            method=answer.method,
+            results=self.resolver.audit_fields(answer),
+        )
+        return rendered
+
+    # -- status -------------------------------------------------------------------------------
+
+    def status(self) -> dict[str, Any]:
+        self.catalog.refresh()
+        return build_status(self)
+
+    # -- call ---------------------------------------------------------------------------------
+
+    async def call(
+        self, server: str, tool: str, arguments: Any, *, client: str | None = None
+    ) -> types.CallToolResult:
+        started = time.perf_counter()
+        outcome = "ok"
+        try:
+            self.catalog.refresh()
+            _, entry = self.catalog.entry(server, tool)
+            self.guard.admit(server, tool)
+            validate_arguments(server, tool, entry.input_schema, arguments)
+            if self.configured is not None and server not in self.configured:
+                raise UpstreamError(
+                    server,
+                    f"has a signed card but is not in the config "
+                    f"({self.settings.config_path or 'none given'}); it cannot be reached",
+                )
+            result = await self.gateway.call(server, tool, arguments, client=client)
+            if result.isError:
+                outcome = "tool-error"
+            return result
+        except Exception as exc:
+            outcome = type(exc).__name__
+            raise
+        finally:
+            self.audit.write(
+                "call",
+                server=server,
+                tool=tool,
+                outcome=outcome,
+                ms=round((time.perf_counter() - started) * 1000, 2),
+                client=client,
+            )

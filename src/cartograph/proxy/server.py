@@ -1,0 +1,203 @@
+"""The MCP server an agent connects to: exactly three tools, over stdio or streamable HTTP.
+
+A thin shell over :class:`~cartograph.proxy.core.Proxy`. This is the tool-call boundary:
+domain errors become MCP tool errors (``isError``) with their message, timeouts already say
+"retry", and anything unexpected is logged and masked so the proxy keeps serving.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import socket
+import sys
+import weakref
+from importlib.metadata import PackageNotFoundError, version
+from typing import Any
+
+import anyio
+from mcp import types
+from mcp.server.lowlevel import Server
+from mcp.server.session import ServerSession
+from mcp.server.stdio import stdio_server
+from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+from mcp.server.transport_security import TransportSecuritySettings
+
+from cartograph.errors import CartographError
+from cartograph.proxy.core import Proxy
+
+logger = logging.getLogger(__name__)
+
+INSTRUCTIONS = (
+    "Many tools sit behind this server. Use discover with your task to get the right tools and "
+    "their input schemas, then call one with server, tool and arguments."
+)
+
+TOOLS = [
+    types.Tool(
+        name="discover",
+        description="Find tools for a task. Returns the top k tools with input schemas and "
+        "example arguments, ready for call.",
+        inputSchema={
+            "type": "object",
+            "properties": {
+                "task": {"type": "string", "description": "What you want done, in plain words"},
+                "k": {"type": "integer", "minimum": 1, "maximum": 20, "default": 5},
+            },
+            "required": ["task"],
+        },
+    ),
+    types.Tool(
+        name="call",
+        description="Run a tool found by discover.",
+        inputSchema={
+            "type": "object",
+            "properties": {
+                "server": {"type": "string"},
+                "tool": {"type": "string"},
+                "arguments": {"type": "object"},
+            },
+            "required": ["server", "tool"],
+        },
+    ),
+    types.Tool(
+        name="status",
+        description="Proxy health: servers, tools, card keys, index, sessions, quarantined tools.",
+        inputSchema={"type": "object", "properties": {}},
+    ),
+]
+
+MASKED = (
+    "internal error in the proxy (details are in its log); it keeps serving: retry, or use "
+    "another tool"
+)
+
+
+def _version() -> str:
+    try:
+        return version("cartograph")
+    except PackageNotFoundError:
+        return "0"
+
+
+def build_server(proxy: Proxy) -> Server[Any, Any]:
+    """The low-level MCP server exposing discover, call and status for ``proxy``."""
+    server: Server[Any, Any] = Server("cartograph", version=_version(), instructions=INSTRUCTIONS)
+    clients: weakref.WeakKeyDictionary[ServerSession, str] = weakref.WeakKeyDictionary()
+
+    def client_key() -> str:
+        session = server.request_context.session
+        key = clients.get(session)
+        if key is None:
+            key = f"c{len(clients) + 1}-{id(session) & 0xFFFF:04x}"
+            clients[session] = key
+        return key
+
+    @server.list_tools()
+    async def list_tools() -> list[types.Tool]:
+        return TOOLS
+
+    @server.call_tool(validate_input=True)
+    async def call_tool(name: str, arguments: dict[str, Any]) -> types.CallToolResult:
+        try:
+            if name == "discover":
+                data = await proxy.discover(str(arguments["task"]), int(arguments.get("k", 5)))
+                return _json(data)
+            if name == "status":
+                return _json(proxy.status())
+            if name == "call":
+                return await proxy.call(
+                    str(arguments["server"]),
+                    str(arguments["tool"]),
+                    arguments.get("arguments") or {},
+                    client=client_key(),
+                )
+            return _error(f"unknown tool {name!r}; this server has discover, call and status")
+        except CartographError as exc:
+            return _error(str(exc))
+        except Exception:  # boundary: log and mask the unexpected
+            logger.exception("unexpected error in %s", name)
+            return _error(MASKED)
+
+    return server
+
+
+def _json(data: Any) -> types.CallToolResult:
+    text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+    return types.CallToolResult(content=[types.TextContent(type="text", text=text)])
+
+
+def _error(text: str) -> types.CallToolResult:
+    return types.CallToolResult(content=[types.TextContent(type="text", text=text)], isError=True)
+
+
+async def serve_stdio(proxy: Proxy) -> None:
+    """Serve one client on this process's stdin/stdout until it disconnects."""
+    server = build_server(proxy)
+    async with proxy.running(), stdio_server() as (read, write):
+        await server.run(read, write, server.create_initialization_options())
+
+
+def bind_socket(host: str, port: int) -> socket.socket:
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((host, port))
+    sock.listen(512)
+    sock.set_inheritable(True)
+    return sock
+
+
+def http_app(proxy: Proxy, host: str) -> tuple[Any, StreamableHTTPSessionManager]:
+    """An ASGI app serving MCP at ``/mcp`` and its session manager (run it around serving)."""
+    loopback = host in ("127.0.0.1", "localhost", "::1")
+    security = TransportSecuritySettings(
+        enable_dns_rebinding_protection=loopback,
+        allowed_hosts=["127.0.0.1:*", "localhost:*", "[::1]:*"],
+        allowed_origins=["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"],
+    )
+    manager = StreamableHTTPSessionManager(
+        app=build_server(proxy), security_settings=security, session_idle_timeout=3600
+    )
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "http" and scope["path"].rstrip("/") == "/mcp":
+            await manager.handle_request(scope, receive, send)
+            return
+        if scope["type"] == "http":
+            body = b"not found: MCP is served at /mcp\n"
+            await send(
+                {
+                    "type": "http.response.start",
+                    "status": 404,
+                    "headers": [(b"content-type", b"text/plain")],
+                }
+            )
+            await send({"type": "http.response.body", "body": body})
+
+    return app, manager
+
+
+async def serve_http(
+    proxy: Proxy,
+    host: str = "127.0.0.1",
+    port: int = 8765,
+    *,
+    sock: socket.socket | None = None,
+    ready: anyio.Event | None = None,
+) -> None:
+    """Serve streamable HTTP at ``http://host:port/mcp`` until cancelled."""
+    import uvicorn
+
+    sock = sock or bind_socket(host, port)
+    bound = sock.getsockname()[1]
+    app, manager = http_app(proxy, host)
+    config = uvicorn.Config(app, lifespan="off", log_level="warning", access_log=False)
+    web = uvicorn.Server(config)
+    url = f"http://{host}:{bound}/mcp"
+    logger.info("serving MCP over streamable HTTP at %s", url)
+    print(f"cartograph: serving MCP at {url}", file=sys.stderr, flush=True)
+    async with proxy.running(), manager.run():
+        if ready is not None:
+            ready.set()
+        await web.serve(sockets=[sock])

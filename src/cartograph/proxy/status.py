@@ -1,0 +1,108 @@
+"""status: servers, tool counts, card keys and ages, index freshness, sessions, quarantine.
+
+A pure read of the proxy's state, returned as compact JSON-able data.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from cartograph.cards.store import card_files
+
+if TYPE_CHECKING:
+    from cartograph.proxy.core import Proxy
+
+
+def build_status(proxy: Proxy) -> dict[str, Any]:
+    now = time.time()
+    catalog = proxy.catalog
+    sessions: dict[str, list[dict[str, Any]]] = {}
+    for h in proxy.gateway.health():
+        row: dict[str, Any] = {"state": h.state, "starts": h.starts, "crashes": h.crashes}
+        if h.client:
+            row["client"] = h.client
+        if h.in_flight:
+            row["in_flight"] = h.in_flight
+        if h.last_error:
+            row["last_error"] = h.last_error
+        if h.retry_in:
+            row["retry_in_s"] = h.retry_in
+        sessions.setdefault(h.server, []).append(row)
+    servers = []
+    for name in sorted(catalog.cards):
+        card = catalog.cards[name]
+        ref = catalog.refs[name]
+        held = [
+            {"tool": t.tool, "reason": t.reason, "since": t.detected_at}
+            for t in proxy.quarantine.held(name)
+            if proxy.guard.held(name, t.tool) is not None
+        ]
+        entry: dict[str, Any] = {
+            "server": name,
+            "tools": len(card.tools),
+            "key_id": ref.key_id,
+            "card_age_h": _age_hours(ref.signed_at, now),
+            "sessions": sessions.pop(name, []) or "not started",
+        }
+        if proxy.configured is not None and name not in proxy.configured:
+            entry["reachable"] = "no: not in the config"
+        if held:
+            entry["quarantined"] = held
+        servers.append(entry)
+    out: dict[str, Any] = {
+        "gateway": proxy.settings.mode,
+        "servers": servers,
+        "totals": {
+            "servers": len(servers),
+            "tools": sum(len(c.tools) for c in catalog.cards.values()),
+            "quarantined": len(proxy.quarantine.held()),
+        },
+        "index": _index_state(proxy),
+    }
+    if catalog.failures:
+        out["cards_rejected"] = [
+            {"file": f.path.name, "reason": f.reason} for f in catalog.failures
+        ]
+    if proxy.configured is not None:
+        uncarded = sorted(proxy.configured - set(catalog.cards))
+        if uncarded:
+            out["configured_without_card"] = uncarded
+    if sessions:
+        out["other_sessions"] = sessions
+    return out
+
+
+def _index_state(proxy: Proxy) -> dict[str, Any]:
+    resolver = proxy.resolver
+    searcher = resolver.searcher()
+    if searcher is None:
+        return {"state": "missing", "method": "keyword-fallback", "error": resolver.index_error}
+    built = _mtime(proxy.ws.index_dir)
+    newest_card = max((_mtime(p) or 0.0 for p in card_files(proxy.ws)), default=0.0)
+    state = "stale" if built is not None and newest_card > built else "fresh"
+    out: dict[str, Any] = {"state": state, "method": resolver.method}
+    if built is not None:
+        out["age_h"] = round((time.time() - built) / 3600, 2)
+    if state == "stale":
+        out["hint"] = "a card is newer than the index; run `cartograph index build`"
+    return out
+
+
+def _age_hours(stamp: str | None, now: float) -> float | None:
+    if not stamp:
+        return None
+    try:
+        when = datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return None
+    return round((now - when) / 3600, 2)
+
+
+def _mtime(path: os.PathLike[str]) -> float | None:
+    try:
+        return os.stat(path).st_mtime
+    except OSError:
+        return None

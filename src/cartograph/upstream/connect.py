@@ -128,7 +128,7 @@ async def open_session(
     """
     stderr = _StderrLog() if isinstance(cfg, StdioUpstream) else None
     noise: list[str] = []
-    doing = "start"
+    doing = "start" if stderr is not None else "connect"
     ready = False
 
     async def on_message(

@@ -3,31 +3,24 @@
 hang     reads requests and never answers; ignores stdin EOF (must be terminated)
 garbage  answers every line with text that is not JSON-RPC, until stdin closes
 exit     writes a line to stderr and exits with status 3 before reading anything
-raw      a working server whose tools/list is hand-written JSON the SDK's models would refuse
+raw      a working server whose tools/list is the JSON file given as the second argument, sent
+         byte for byte (tools the SDK's models would refuse are fine)
 """
 
 import json
 import sys
 import time
+from pathlib import Path
 
 MODE = sys.argv[1]
-RAW_TOOLS = [
-    {
-        "name": "no_schema",
-        "description": "A tool that sends no inputSchema at all.",
-        "x-vendor": {"kept": True},
-    },
-    {
-        "name": "odd_schema",
-        "title": "Odd schema",
-        "inputSchema": {"type": "object", "properties": {"a": {"type": "strnig"}}, "required": 7},
-        "annotations": {"readOnlyHint": True, "vendorHint": "yes"},
-    },
-]
+RAW_TOOLS = Path(sys.argv[2]).read_text(encoding="utf-8") if MODE == "raw" else "[]"
 
 
-def send(message: dict) -> None:
-    sys.stdout.write(json.dumps(message) + "\n")
+def send(message: dict, raw_result: str | None = None) -> None:
+    text = json.dumps(message)
+    if raw_result is not None:  # splice the file's JSON in unchanged
+        text = text[:-1] + ', "result": ' + raw_result + "}"
+    sys.stdout.write(text + "\n")
     sys.stdout.flush()
 
 
@@ -54,7 +47,8 @@ for line in sys.stdin:
             "instructions": "Hand-written for tests.",
         }
     elif request["method"] == "tools/list":
-        result = {"tools": RAW_TOOLS}
+        send({"jsonrpc": "2.0", "id": request["id"]}, '{"tools": ' + RAW_TOOLS.strip() + "}")
+        continue
     else:
         send({"jsonrpc": "2.0", "id": request["id"], "error": {"code": -32601, "message": "no"}})
         continue

@@ -1,10 +1,10 @@
 """The ``mcp.json`` reader: the shapes users have, turned into typed upstream configs.
 
 Owns parsing (JSON, or JSON with comments and trailing commas as VS Code writes it), the
-``${VAR}`` interpolation, the typed models :class:`StdioUpstream` and :class:`HttpUpstream`, how
-each model opens its transport (an async context manager yielding the SDK's read/write streams,
-so session code never knows the transport), and the secret-free :meth:`public_endpoint` text
-that goes into snapshots and cards.
+``${VAR}`` interpolation, the typed models :class:`StdioUpstream` and :class:`HttpUpstream`, and
+which transport each model opens (:mod:`cartograph.upstream.transports`: an async context manager
+yielding the SDK's read/write streams, so session code never knows the transport) and how it
+names itself in snapshots and cards without secrets (:mod:`cartograph.upstream.endpoint`).
 
 Shapes read::
 
@@ -27,21 +27,18 @@ import json
 import os
 import re
 import sys
-from collections.abc import AsyncIterator, Mapping
-from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from collections.abc import Mapping
+from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 from typing import Any, Literal, TextIO
-from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+from urllib.parse import urlsplit
 
-from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
-from mcp.shared.message import SessionMessage
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from cartograph.errors import ConfigError
-
-ReadStream = MemoryObjectReceiveStream[SessionMessage | Exception]
-WriteStream = MemoryObjectSendStream[SessionMessage]
-TransportStreams = tuple[ReadStream, WriteStream]
+from cartograph.upstream import transports
+from cartograph.upstream.endpoint import command_line, redact_url
+from cartograph.upstream.transports import TransportStreams
 
 SERVER_NAME_RE = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
 _TRANSPORTS = {
@@ -54,12 +51,6 @@ _TRANSPORTS = {
     "sse": "sse",
 }
 _VAR_RE = re.compile(r"\$\{([^}]*)\}")
-_SECRET_NAME_RE = re.compile(
-    r"(token|secret|passw(or)?d|pwd|api[-_]?key|apikey|auth|credential|private[-_]?key|"
-    r"access[-_]?key|session|cookie|signature|sig)",
-    re.IGNORECASE,
-)
-REDACTED = "***"
 
 
 class StdioUpstream(BaseModel):
@@ -81,13 +72,19 @@ class StdioUpstream(BaseModel):
     ) -> AbstractAsyncContextManager[TransportStreams]:
         """Start the process; yields the SDK's streams. ``errlog`` receives the child's stderr."""
         del timeout  # spawning does not wait on the peer
-        return _stdio_transport(self, errlog if errlog is not None else sys.stderr)
+        return transports.stdio_transport(
+            self.command,
+            self.args,
+            self.env,
+            self.cwd,
+            errlog if errlog is not None else sys.stderr,
+        )
 
     def public_endpoint(self) -> str:
         """The command line for snapshots and cards: no env values, secret-looking args masked."""
         if self.endpoint_template is not None:
             return self.endpoint_template
-        return _command_line(self.command, list(self.args))
+        return command_line(self.command, list(self.args))
 
 
 class HttpUpstream(BaseModel):
@@ -107,8 +104,8 @@ class HttpUpstream(BaseModel):
         """Connect over HTTP; yields the SDK's streams. ``timeout`` bounds connect and writes."""
         del errlog  # no child process, no stderr
         if self.transport == "sse":
-            return _sse_transport(self, timeout)
-        return _http_transport(self, timeout)
+            return transports.sse_transport(self.url, self.headers, timeout)
+        return transports.http_transport(self.url, self.headers, timeout)
 
     def public_endpoint(self) -> str:
         """The URL without credentials in it (userinfo password and secret-looking query values)."""
@@ -352,7 +349,7 @@ def _build_stdio(ctx: _Ctx, entry: dict[str, Any]) -> StdioUpstream:
         args=args,
         env=env,
         cwd=cwd,
-        endpoint_template=_command_line(command_tpl, args_tpl),
+        endpoint_template=command_line(command_tpl, args_tpl),
     )
 
 
@@ -396,92 +393,3 @@ def _string_map(ctx: _Ctx, value: Any, field: str) -> dict[str, str]:
             raise ctx.error("not a usable name or value (empty, '=' or NUL)", f"{field}.{key}")
         out[key] = expanded
     return out
-
-
-# ------------------------------------------------------------------------- public endpoints
-
-
-def _command_line(command: str, args: list[str]) -> str:
-    """``command args...`` with secret-looking argument values masked."""
-    shown = [command]
-    mask_next = False
-    for arg in args:
-        if mask_next and "${" not in arg:
-            shown.append(REDACTED)
-            mask_next = False
-            continue
-        mask_next = False
-        flag, eq, value = arg.partition("=")
-        if arg.startswith("-") and _SECRET_NAME_RE.search(flag):
-            if eq:
-                shown.append(f"{flag}={value if '${' in value else REDACTED}")
-            else:
-                shown.append(arg)
-                mask_next = True
-        elif eq and not arg.startswith("-") and _SECRET_NAME_RE.search(flag) and "${" not in value:
-            shown.append(f"{flag}={REDACTED}")
-        elif "://" in arg:
-            shown.append(redact_url(arg))
-        else:
-            shown.append(arg)
-    return " ".join(_quote(s) for s in shown)
-
-
-def _quote(text: str) -> str:
-    return text if text and not re.search(r"[\s\"']", text) else json.dumps(text)
-
-
-def redact_url(url: str) -> str:
-    """``url`` without a userinfo password and with secret-looking query values masked."""
-    try:
-        parts = urlsplit(url)
-        netloc = parts.netloc
-        if "@" in netloc:
-            userinfo, _, host = netloc.rpartition("@")
-            user = userinfo.split(":", 1)[0]
-            netloc = f"{user}:{REDACTED}@{host}" if ":" in userinfo else f"{user}@{host}"
-        query = urlencode(
-            [
-                (k, REDACTED if _SECRET_NAME_RE.search(k) and "${" not in v else v)
-                for k, v in parse_qsl(parts.query, keep_blank_values=True)
-            ],
-            safe="${}*:/",
-        )
-        return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
-    except ValueError:
-        return REDACTED
-
-
-# ------------------------------------------------------------------------------ transports
-
-
-@asynccontextmanager
-async def _stdio_transport(cfg: StdioUpstream, errlog: TextIO) -> AsyncIterator[TransportStreams]:
-    from mcp.client.stdio import StdioServerParameters, stdio_client
-
-    params = StdioServerParameters(
-        command=cfg.command, args=list(cfg.args), env=dict(cfg.env) or None, cwd=cfg.cwd
-    )
-    async with stdio_client(params, errlog=errlog) as (read, write):
-        yield read, write
-
-
-@asynccontextmanager
-async def _http_transport(cfg: HttpUpstream, timeout: float) -> AsyncIterator[TransportStreams]:
-    import httpx
-    from mcp.client.streamable_http import streamable_http_client
-
-    # The SDK's defaults, with our connect timeout: a long read timeout for held-open streams.
-    client = httpx.AsyncClient(
-        headers=dict(cfg.headers), timeout=httpx.Timeout(timeout, read=300.0)
-    )
-    async with client, streamable_http_client(cfg.url, http_client=client) as (read, write, _):
-        yield read, write
-
-
-@asynccontextmanager
-async def _sse_transport(cfg: HttpUpstream, timeout: float) -> AsyncIterator[TransportStreams]:
-    from mcp.client.sse import sse_client
-
-    async with sse_client(cfg.url, headers=dict(cfg.headers) or None, timeout=timeout) as streams:
-        yield streams

@@ -54,9 +54,15 @@ async def test_server_that_never_answers_initialize_times_out(no_leftover_childr
 async def test_server_that_prints_garbage_is_reported_with_what_it_printed(
     no_leftover_children: None,
 ) -> None:
+    seen: list[object] = []
+
+    async def handler(message: object) -> None:
+        seen.append(message)
+
     with pytest.raises(UpstreamError) as info:
-        async with open_session(raw_server("garbage"), timeout=1.5):
+        async with open_session(raw_server("garbage"), timeout=1.5, message_handler=handler):
             pytest.fail("a garbage server must not yield a session")
+    assert seen and all(isinstance(m, Exception) for m in seen)  # the handler saw each line
     message = str(info.value)
     assert "non-JSON-RPC text on stdout" in message
     assert "Welcome to a program that does not speak MCP!" in message

@@ -1,10 +1,11 @@
 """Sessions with one upstream MCP server, its tools as sent, and snapshots of many at once.
 
 Owns :func:`open_session` (start or connect the upstream through its config's transport,
-``initialize`` it with the official SDK's ``ClientSession``, capture a stdio child's stderr in
-a temporary file, and map every third-party failure to :class:`~cartograph.errors.UpstreamError`
-in one place), :func:`list_tools_raw` (``tools/list`` with pagination, tools returned as the
-dicts the server sent, so schemas the SDK's models would reject still come through), and
+``initialize`` it with the official SDK's ``ClientSession``, capture a stdio child's stderr, and
+turn every failure into :class:`~cartograph.errors.UpstreamError` through
+:mod:`cartograph.upstream.failures`), :func:`list_tools_raw` (``tools/list`` with pagination,
+tools returned as the dicts the server sent, so schemas the SDK's models would reject still
+come through), and
 :func:`snapshot_servers` (all upstreams concurrently, each with its own time budget, failures
 reported next to the snapshot instead of aborting it).
 
@@ -16,8 +17,6 @@ from __future__ import annotations
 
 import logging
 import math
-import os
-import tempfile
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator, Mapping
 from contextlib import AsyncExitStack, asynccontextmanager
@@ -26,20 +25,23 @@ from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
 import anyio
-import httpx
 import mcp.types as types
 from mcp import ClientSession
-from mcp.shared.exceptions import McpError
 from mcp.shared.session import RequestResponder
-from pydantic import ValidationError
 
 from cartograph.config import StdioUpstream, UpstreamConfig
-from cartograph.errors import CartographError, UpstreamError, UpstreamTimeout
+from cartograph.errors import UpstreamError
+from cartograph.upstream.failures import (
+    STDERR_TAIL_CHARS,
+    StderrLog,
+    describe_noise,
+    map_upstream_error,
+    single_leaf,
+)
 from cartograph.upstream.snapshot import ServerSnapshot, Snapshot
 
 logger = logging.getLogger(__name__)
 
-STDERR_TAIL_CHARS = 4000
 MAX_TOOL_PAGES = 1000
 # Extra seconds, past the initialize timeout, before a transport that cannot even connect (an
 # SSE endpoint that never sends its endpoint event) is cancelled; leaves room for a clean exit.
@@ -54,31 +56,6 @@ def _client_info() -> types.Implementation:
     return types.Implementation(name="cartograph", version=ours)
 
 
-class _StderrLog:
-    """A stdio child's stderr, captured in an unnamed temporary file (never blocks the child)."""
-
-    def __init__(self) -> None:
-        # closed by close(), which open_session calls in its finally
-        self.file = tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace")  # noqa: SIM115
-        self._final: str | None = None
-
-    def tail(self, max_chars: int = STDERR_TAIL_CHARS) -> str:
-        if self._final is not None:
-            return self._final[-max_chars:]
-        fd = self.file.fileno()
-        size = os.fstat(fd).st_size
-        start = max(0, size - max_chars * 4)
-        text = os.pread(fd, size - start, start).decode("utf-8", errors="replace")
-        if start > 0 and "\n" in text:
-            text = text.split("\n", 1)[1]  # drop the partial first line
-        return text[-max_chars:]
-
-    def close(self) -> None:
-        if self._final is None:
-            self._final = self.tail()
-            self.file.close()
-
-
 @dataclass
 class UpstreamSession:
     """A live, initialized session with one upstream. Use ``session`` for any MCP request."""
@@ -86,7 +63,7 @@ class UpstreamSession:
     config: UpstreamConfig
     session: ClientSession
     initialize_result: types.InitializeResult
-    _stderr: _StderrLog | None = field(default=None, repr=False)
+    _stderr: StderrLog | None = field(default=None, repr=False)
     _noise: list[str] = field(default_factory=list, repr=False)
 
     @property
@@ -120,13 +97,16 @@ async def open_session(
 ) -> AsyncIterator[UpstreamSession]:
     """Start or connect ``cfg``'s upstream and initialize it within ``timeout`` seconds.
 
+    ``message_handler`` sees what the upstream sends unasked (notifications, server requests)
+    and the stdout lines that were not JSON-RPC (as exceptions), as ``ClientSession`` passes them.
+
     Raises :class:`UpstreamError` (:class:`UpstreamTimeout` when it did not answer in time) if the
     upstream cannot be started, connected or initialized; the message carries the stderr tail's
     hint and ``.stderr_tail`` the text. Errors raised inside the ``async with`` body propagate
     unchanged (only unwrapped from the SDK's exception groups); map them with
     :meth:`UpstreamSession.error`. On exit the session closes and a stdio child is reaped.
     """
-    stderr = _StderrLog() if isinstance(cfg, StdioUpstream) else None
+    stderr = StderrLog() if isinstance(cfg, StdioUpstream) else None
     noise: list[str] = []
     doing = "start" if stderr is not None else "connect"
     ready = False
@@ -138,7 +118,7 @@ async def open_session(
     ) -> None:
         if isinstance(message, Exception):
             if len(noise) < 5:
-                noise.append(_describe_noise(message))
+                noise.append(describe_noise(message))
             logger.debug("upstream %r sent something that is not JSON-RPC: %s", cfg.name, message)
         if message_handler is not None:  # e.g. the gateway's drift guard (tools/list_changed)
             await message_handler(message)
@@ -164,7 +144,7 @@ async def open_session(
             raise TimeoutError
     except BaseException as exc:
         if ready:
-            leaf = _single_leaf(exc)
+            leaf = single_leaf(exc)
             if leaf is exc:
                 raise
             raise leaf from exc
@@ -330,94 +310,3 @@ async def snapshot_servers(
         failures=dict(sorted(failures.items())),
         seconds=seconds,
     )
-
-
-# --------------------------------------------------------------------------- error mapping
-
-
-def map_upstream_error(
-    cfg: UpstreamConfig,
-    exc: BaseException,
-    doing: str,
-    *,
-    stderr: _StderrLog | None = None,
-    noise: list[str] | None = None,
-    timeout: float | None = None,
-) -> UpstreamError:
-    """The one place where transport, SDK and OS errors become :class:`UpstreamError`."""
-    exc = _single_leaf(exc)
-    tail = stderr.tail() if stderr else ""
-    hint = ""
-    if noise:
-        hint += f"; it wrote non-JSON-RPC text on stdout: {noise[0]}"
-    if tail.strip():
-        hint += f"; stderr ends with: {tail.strip().splitlines()[-1][:300]}"
-    if isinstance(exc, UpstreamError):
-        return exc
-    if isinstance(exc, CartographError):
-        return UpstreamError(cfg.name, f"{doing}: {exc}{hint}", stderr_tail=tail)
-    if isinstance(exc, TimeoutError):
-        within = f" within {timeout:g}s" if timeout is not None else ""
-        return UpstreamTimeout(cfg.name, f"did not answer {doing}{within}{hint}", stderr_tail=tail)
-    if isinstance(exc, FileNotFoundError) and doing == "start":
-        command = cfg.command if isinstance(cfg, StdioUpstream) else cfg.url
-        message = f"cannot start {command!r}: no such command or file"
-        hint = "; check 'command' in the config (is the fleet installed?)" + hint
-        return UpstreamError(cfg.name, message + hint, stderr_tail=tail)
-    if isinstance(exc, PermissionError) and doing == "start":
-        return UpstreamError(
-            cfg.name, f"cannot start it: permission denied{hint}", stderr_tail=tail
-        )
-    if isinstance(exc, McpError):
-        if exc.error.code == types.CONNECTION_CLOSED:
-            why = "the process exited" if isinstance(cfg, StdioUpstream) else "the server hung up"
-            return UpstreamError(
-                cfg.name, f"connection closed during {doing} ({why}?){hint}", stderr_tail=tail
-            )
-        return UpstreamError(
-            cfg.name,
-            f"{doing} failed with error {exc.error.code}: {exc.error.message}{hint}",
-            stderr_tail=tail,
-        )
-    if isinstance(exc, httpx.HTTPStatusError):
-        return UpstreamError(
-            cfg.name,
-            f"HTTP {exc.response.status_code} from {cfg.public_endpoint()} during {doing}{hint}",
-        )
-    if isinstance(exc, httpx.HTTPError):
-        return UpstreamError(
-            cfg.name, f"cannot reach {cfg.public_endpoint()} during {doing}: {exc!s}{hint}"
-        )
-    if isinstance(exc, ValidationError):
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first.get("loc", ()))
-        return UpstreamError(
-            cfg.name,
-            f"answered {doing} against the protocol ({where}: {first['msg']}){hint}",
-            stderr_tail=tail,
-        )
-    if isinstance(exc, OSError):
-        return UpstreamError(cfg.name, f"{doing} failed: {exc}{hint}", stderr_tail=tail)
-    return UpstreamError(
-        cfg.name, f"{doing} failed: {type(exc).__name__}: {exc}{hint}", stderr_tail=tail
-    )
-
-
-def _single_leaf(exc: BaseException) -> BaseException:
-    """The one meaningful exception inside (nested) exception groups, else ``exc`` itself."""
-    while isinstance(exc, BaseExceptionGroup):
-        cancelled = anyio.get_cancelled_exc_class()
-        leaves = [e for e in exc.exceptions if not isinstance(e, cancelled)]
-        if len(leaves) != 1:
-            return exc
-        exc = leaves[0]
-    return exc
-
-
-def _describe_noise(exc: Exception) -> str:
-    if isinstance(exc, ValidationError):
-        for err in exc.errors():
-            value = err.get("input")
-            if isinstance(value, str):
-                return repr(value[:200])
-    return repr(str(exc)[:200])

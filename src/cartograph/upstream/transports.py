@@ -1,0 +1,57 @@
+"""Transports: async context managers that yield the SDK's (read, write) streams.
+
+One per kind of upstream: a child process on stdio, streamable HTTP, and HTTP+SSE, all from
+the official SDK. The config models in :mod:`cartograph.config` choose one; session code above
+them never knows which it got.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Mapping, Sequence
+from contextlib import asynccontextmanager
+from typing import TextIO
+
+import httpx
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+from mcp.client.sse import sse_client
+from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.message import SessionMessage
+
+ReadStream = MemoryObjectReceiveStream[SessionMessage | Exception]
+WriteStream = MemoryObjectSendStream[SessionMessage]
+TransportStreams = tuple[ReadStream, WriteStream]
+
+
+@asynccontextmanager
+async def stdio_transport(
+    command: str,
+    args: Sequence[str],
+    env: Mapping[str, str],
+    cwd: str | None,
+    errlog: TextIO,
+) -> AsyncIterator[TransportStreams]:
+    """Start ``command``; ``env`` is laid over the SDK's safe defaults (PATH, HOME, ...)."""
+    params = StdioServerParameters(command=command, args=list(args), env=dict(env) or None, cwd=cwd)
+    async with stdio_client(params, errlog=errlog) as (read, write):
+        yield read, write
+
+
+@asynccontextmanager
+async def http_transport(
+    url: str, headers: Mapping[str, str], timeout: float
+) -> AsyncIterator[TransportStreams]:
+    """Streamable HTTP; ``timeout`` bounds connect and write, reads may wait for held streams."""
+    # The SDK's defaults, with our connect timeout: a long read timeout for held-open streams.
+    client = httpx.AsyncClient(headers=dict(headers), timeout=httpx.Timeout(timeout, read=300.0))
+    async with client, streamable_http_client(url, http_client=client) as (read, write, _):
+        yield read, write
+
+
+@asynccontextmanager
+async def sse_transport(
+    url: str, headers: Mapping[str, str], timeout: float
+) -> AsyncIterator[TransportStreams]:
+    """The older HTTP+SSE transport (a GET event stream plus POSTs to the endpoint it names)."""
+    async with sse_client(url, headers=dict(headers) or None, timeout=timeout) as streams:
+        yield streams

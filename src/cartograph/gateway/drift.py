@@ -83,9 +83,9 @@ def describe(drift: Drift) -> str:
 class Quarantine:
     """Tools held back by the drift guard, persisted in the workspace."""
 
-    def __init__(self, path: Path, *, on_event: Callable[[dict[str, Any]], None] | None = None):
+    def __init__(self, path: Path) -> None:
         self.path = path
-        self._on_event = on_event
+        self.listeners: list[Callable[[dict[str, Any]], None]] = []
         self._held: dict[tuple[str, str], HeldTool] = {}
         self._load()
 
@@ -173,8 +173,8 @@ class Quarantine:
         return lifted
 
     def _emit(self, event: str, server: str, tool: str, reason: str, digest: str) -> None:
-        if self._on_event is not None:
-            self._on_event(
+        for listener in self.listeners:
+            listener(
                 {
                     "event": event,
                     "server": server,

@@ -20,7 +20,7 @@ import anyio
 from anyio.abc import TaskGroup
 from mcp import McpError, types
 
-from cartograph.errors import CartographError, UpstreamError
+from cartograph.errors import CartographError, UpstreamError, UpstreamTimeout
 from cartograph.gateway.base import (
     CLOSED_ERRORS,
     Connection,
@@ -53,7 +53,18 @@ class _Lease:
     tail: str = ""
     stopping: bool = False
     recheck: bool = False
+    checked: anyio.Event = field(default_factory=anyio.Event)
+    timed_out: bool = False
     notices: int = 0
+
+    changes: int = 0
+
+    def request_recheck(self) -> None:
+        self.changes += 1
+        if not self.recheck:
+            self.recheck = True
+            self.checked = anyio.Event()
+        self.wake.set()
 
     def stop(self) -> None:
         self.stopping = True
@@ -143,6 +154,10 @@ class PooledGateway:
     ) -> types.CallToolResult:
         for attempt in (1, 2):
             lease = await self._ready_lease(slot)
+            if lease.recheck:
+                # tools/list_changed arrived: admit nothing until the drift guard has looked.
+                with anyio.fail_after(self.limits.list_timeout):
+                    await lease.checked.wait()
             if self._guard is not None:
                 self._guard.admit(slot.server, tool)
             assert lease.conn is not None
@@ -178,6 +193,12 @@ class PooledGateway:
             if lease.usable():
                 return lease
             if lease.error is not None:
+                if lease.timed_out:
+                    raise UpstreamTimeout(
+                        slot.server,
+                        f"did not start in time ({lease.error}); retry",
+                        stderr_tail=lease.tail,
+                    )
                 raise UpstreamError(
                     slot.server, f"could not start: {lease.error}", stderr_tail=lease.tail
                 )
@@ -221,8 +242,7 @@ class PooledGateway:
         async def on_message(message: IncomingMessage) -> None:
             if isinstance(message, types.ServerNotification):
                 if isinstance(message.root, types.ToolListChangedNotification):
-                    lease.recheck = True
-                    lease.wake.set()
+                    lease.request_recheck()
             elif isinstance(message, Exception):
                 lease.notices += 1
                 if lease.notices <= 3:
@@ -240,9 +260,14 @@ class PooledGateway:
                     await self._serve(slot, lease, conn)
             if sc.cancelled_caught and not lease.ready.is_set():
                 lease.error = f"did not start within {self.limits.start_timeout:g} s"
+                lease.timed_out = True
         except CartographError as exc:
             lease.error = str(exc)
             lease.tail = getattr(exc, "stderr_tail", "")
+            lease.timed_out = isinstance(exc, UpstreamTimeout)
+        except TimeoutError:
+            lease.error = f"tools/list did not answer within {self.limits.list_timeout:g} s"
+            lease.timed_out = True
         except Exception as exc:  # boundary: nothing an upstream does may crash the proxy
             lease.error = _describe(exc)
             logger.debug("%s: session ended with %r", server, exc, exc_info=True)
@@ -255,6 +280,8 @@ class PooledGateway:
                 slot.next_start = anyio.current_time() + backoff_delay(slot.failures, self.limits)
                 logger.warning("%s: session failed: %s", server, lease.error)
             lease.conn = None
+            lease.recheck = False
+            lease.checked.set()
             lease.ready.set()
             lease.done.set()
             if slot.client is not None and slot.lease is lease and slot.in_flight == 0:
@@ -267,13 +294,18 @@ class PooledGateway:
                 await lease.wake.wait()
             lease.wake = anyio.Event()
             if lease.recheck and not lease.stopping:
-                lease.recheck = False
+                seen = lease.changes
                 try:
                     tools = await list_live_tools(conn.session, timeout=self.limits.list_timeout)
-                except (TimeoutError, McpError, *CLOSED_ERRORS) as exc:
+                except (TimeoutError, CartographError, McpError, *CLOSED_ERRORS) as exc:
                     self._crashed(slot, lease, f"tools/list failed after list_changed: {exc!r}")
                     break
                 self._check(slot.server, tools)
+                if lease.changes == seen:  # else another list_changed came: list again
+                    lease.recheck = False
+                    lease.checked.set()
+                else:
+                    lease.wake.set()
             quiet = anyio.current_time() - slot.last_used
             if slot.in_flight == 0 and quiet >= idle:
                 logger.info("%s: closing idle session after %.0f s", slot.server, quiet)

@@ -41,6 +41,7 @@ class CardCatalog:
         self.failures: list[CardFailure] = []
         self.refs: dict[str, CardRef] = {}
         self._stamp: tuple[Any, ...] | None = None
+        self.generation = 0  # bumped on every reload
         self.refresh()
 
     def _current_stamp(self) -> tuple[Any, ...]:
@@ -75,6 +76,7 @@ class CardCatalog:
             for name, card in loaded.cards.items()
         }
         self._stamp = stamp
+        self.generation += 1
         logger.info(
             "loaded %d verified card(s), %d tool(s); %d failed",
             len(self.cards),

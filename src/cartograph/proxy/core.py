@@ -18,7 +18,7 @@ import anyio
 from mcp import types
 
 from cartograph.errors import ConfigError, GatewayError, UpstreamError
-from cartograph.gateway.base import Connector, Gateway, Limits
+from cartograph.gateway.base import Connector, Limits
 from cartograph.gateway.drift import QUARANTINE_FILE, Quarantine
 from cartograph.gateway.oneshot import OneShotGateway
 from cartograph.gateway.pool import PooledGateway
@@ -63,7 +63,8 @@ class Proxy:
         if self.settings.mode not in MODES:
             raise ConfigError(f"gateway mode must be one of {', '.join(MODES)}")
         self.audit = AuditLog(ws.logs_dir / AUDIT_FILE)
-        self.quarantine = Quarantine(ws.root / QUARANTINE_FILE, on_event=self._drift_event)
+        self.quarantine = Quarantine(ws.root / QUARANTINE_FILE)
+        self.quarantine.listeners.append(self._drift_event)
         self.catalog = CardCatalog(ws)
         self.guard = CardGuard(self.catalog, self.quarantine)
         self.resolver = Resolver(
@@ -72,7 +73,7 @@ class Proxy:
         self.configured = configured
         self.started = time.time()
         limits = self.settings.limits
-        self.gateway: Gateway
+        self.gateway: PooledGateway | OneShotGateway
         if self.settings.mode == "pooled":
             self.gateway = PooledGateway(
                 connector, limits=limits, guard=self.guard, per_client=self.settings.per_client
@@ -87,18 +88,23 @@ class Proxy:
         self._rank_limiter = anyio.CapacityLimiter(2)
 
     def _drift_event(self, record: dict[str, Any]) -> None:
-        event = record.pop("event")
-        self.audit.write(event, **record)
+        fields = dict(record)
+        self.audit.write(str(fields.pop("event")), **fields)
 
     @asynccontextmanager
     async def running(self) -> AsyncIterator[Proxy]:
         """Keep the gateway's sessions alive for the duration of the block."""
-        gateway = self.gateway
-        if isinstance(gateway, PooledGateway | OneShotGateway):
-            async with gateway:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(self._warm_index)
+            async with self.gateway:
                 yield self
-        else:
-            yield self
+            tg.cancel_scope.cancel()
+
+    async def _warm_index(self) -> None:
+        """Open (or rebuild) the retrieval index off the event loop before the first discover."""
+        await anyio.to_thread.run_sync(
+            self.resolver.searcher, limiter=self._rank_limiter, abandon_on_cancel=True
+        )
 
     # -- discover -----------------------------------------------------------------------------
 

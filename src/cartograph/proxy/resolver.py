@@ -9,9 +9,9 @@ from that card, never from live upstream text.
 
 from __future__ import annotations
 
-import importlib
 import logging
-import os
+import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -20,8 +20,6 @@ import numpy as np
 
 from cartograph.cards.model import Card
 from cartograph.errors import CartographError, IndexError_
-from cartograph.index.documents import card_documents
-from cartograph.index.lexical import jaccard_scores, token_set
 from cartograph.proxy.catalog import CardCatalog, CardGuard
 from cartograph.workspace import Workspace
 
@@ -35,7 +33,7 @@ MAX_EXAMPLES = 2
 class Searcher(Protocol):
     """What the resolver needs of the index: ``search(query, k, method) -> [Hit]``."""
 
-    def search(self, query: str, k: int, method: str | None = None) -> list[Any]: ...
+    def search(self, query: str, k: int, method: str) -> list[Any]: ...
 
 
 @dataclass(frozen=True)
@@ -57,16 +55,19 @@ class Answer:
 
 
 def default_opener(ws: Workspace) -> Searcher:
-    module = importlib.import_module("cartograph.index")
-    return module.open_index(ws)
+    """The workspace index (rebuilt by the index package when the verified cards changed)."""
+    from cartograph.index import open_index_with_status  # heavy import: only when first needed
+
+    index, status = open_index_with_status(ws)
+    if status.action == "rebuilt":
+        logger.info("retrieval index rebuilt: %s", status.reason)
+    return index
 
 
 def default_method() -> str:
-    try:
-        module = importlib.import_module("cartograph.index")
-        return str(module.DEFAULT_METHOD)
-    except (ImportError, AttributeError):
-        return "hybrid"
+    from cartograph.index import DEFAULT_METHOD
+
+    return DEFAULT_METHOD
 
 
 class Resolver:
@@ -85,24 +86,57 @@ class Resolver:
         self.catalog = catalog
         self.guard = guard
         self._opener = opener
-        self.method = method or default_method()
+        self._method = method
         self._index: Searcher | None = None
-        self._index_stamp: float | None = None
+        self._index_generation: int | None = None
+        self._open_lock = threading.Lock()
         self.index_error: str | None = None
+        self.index_seconds: float | None = None
+        self.index_opened_at: float | None = None
+
+    @property
+    def method(self) -> str:
+        return self._method or default_method()
 
     def searcher(self) -> Searcher | None:
-        stamp = _dir_mtime(self.ws.index_dir)
-        if self._index is not None and stamp == self._index_stamp:
+        """The index for the current verified cards (reopened after they change), or None."""
+        generation = self.catalog.generation
+        if self._index_generation == generation:
             return self._index
-        try:
-            self._index = self._opener(self.ws)
-            self._index_stamp = stamp
-            self.index_error = None
-        except (CartographError, ImportError, AttributeError, OSError, ValueError) as exc:
-            self._index = None
-            self.index_error = str(exc) or type(exc).__name__
-            logger.warning("retrieval index unavailable (%s); using keyword ranking", exc)
+        with self._open_lock:
+            if self._index_generation == generation:
+                return self._index
+            started = time.perf_counter()
+            try:
+                self._index = self._opener(self.ws)
+                self.index_error = None
+            except (CartographError, ImportError, OSError, ValueError) as exc:
+                self._index = None
+                self.index_error = str(exc) or type(exc).__name__
+                logger.warning("retrieval index unavailable (%s); using keyword ranking", exc)
+            self.index_seconds = time.perf_counter() - started
+            self.index_opened_at = time.time()
+            self._index_generation = generation
         return self._index
+
+    def index_state(self) -> dict[str, Any]:
+        """Index freshness for status, without opening it (that may take seconds)."""
+        if self._index_generation is None:
+            return {"state": "not loaded yet (loads in the background and on first discover)"}
+        out: dict[str, Any] = {"method": self.method}
+        if self._index is None:
+            out.update(state="missing", method=FALLBACK_METHOD, error=self.index_error)
+        elif self._index_generation != self.catalog.generation:
+            out["state"] = "stale: cards changed; it is rebuilt on the next discover"
+        else:
+            out["state"] = "fresh: matches the verified cards"
+        if self.index_opened_at is not None:
+            out["opened_s_ago"] = round(time.time() - self.index_opened_at, 1)
+            out["open_seconds"] = round(self.index_seconds or 0.0, 2)
+        size = getattr(self._index, "tool_ids", None)
+        if size is not None:
+            out["tools"] = len(size)
+        return out
 
     def rank(self, task: str, k: int) -> Answer:
         """Top-k callable tools for ``task`` (blocking: embeds the query)."""
@@ -181,6 +215,9 @@ class Resolver:
 
 def keyword_rank(cards: dict[str, Card], task: str, k: int) -> list[Ranked]:
     """Jaccard of the task's words against each tool's card text (the no-index fallback)."""
+    from cartograph.index.documents import card_documents
+    from cartograph.index.lexical import jaccard_scores, token_set
+
     docs = card_documents(cards)
     if not docs:
         return []
@@ -192,10 +229,3 @@ def keyword_rank(cards: dict[str, Card], task: str, k: int) -> list[Ranked]:
 def _lean_schema(schema: dict[str, Any]) -> dict[str, Any]:
     """The signed schema without keys that cost tokens and tell an agent nothing."""
     return {k: v for k, v in schema.items() if k != "$schema"}
-
-
-def _dir_mtime(path: os.PathLike[str]) -> float | None:
-    try:
-        return os.stat(path).st_mtime
-    except OSError:
-        return None

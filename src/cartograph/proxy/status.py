@@ -5,12 +5,9 @@ A pure read of the proxy's state, returned as compact JSON-able data.
 
 from __future__ import annotations
 
-import os
 import time
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
-
-from cartograph.cards.store import card_files
 
 if TYPE_CHECKING:
     from cartograph.proxy.core import Proxy
@@ -76,19 +73,7 @@ def build_status(proxy: Proxy) -> dict[str, Any]:
 
 
 def _index_state(proxy: Proxy) -> dict[str, Any]:
-    resolver = proxy.resolver
-    searcher = resolver.searcher()
-    if searcher is None:
-        return {"state": "missing", "method": "keyword-fallback", "error": resolver.index_error}
-    built = _mtime(proxy.ws.index_dir)
-    newest_card = max((_mtime(p) or 0.0 for p in card_files(proxy.ws)), default=0.0)
-    state = "stale" if built is not None and newest_card > built else "fresh"
-    out: dict[str, Any] = {"state": state, "method": resolver.method}
-    if built is not None:
-        out["age_h"] = round((time.time() - built) / 3600, 2)
-    if state == "stale":
-        out["hint"] = "a card is newer than the index; run `cartograph index build`"
-    return out
+    return proxy.resolver.index_state()
 
 
 def _age_hours(stamp: str | None, now: float) -> float | None:
@@ -99,10 +84,3 @@ def _age_hours(stamp: str | None, now: float) -> float | None:
     except ValueError:
         return None
     return round((now - when) / 3600, 2)
-
-
-def _mtime(path: os.PathLike[str]) -> float | None:
-    try:
-        return os.stat(path).st_mtime
-    except OSError:
-        return None

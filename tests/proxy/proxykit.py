@@ -1,0 +1,227 @@
+"""Test kit for the proxy and gateway: real workspaces with signed cards of our chaos upstream.
+
+Cards are produced by the real pipeline (live snapshot with ``snapshot_servers``, the bootstrap
+generator, Ed25519 sealing). A golden workspace is built once per session and copied per test,
+because quarantine state and audit logs live in the workspace.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import anyio
+from mcp import ClientSession, types
+from mcp.shared.memory import create_connected_server_and_client_session
+
+from cartograph.cards.attest import attest_snapshot
+from cartograph.cards.seal import init_key
+from cartograph.config import load_config
+from cartograph.gateway.base import Limits
+from cartograph.gateway.connector import fleet_connector
+from cartograph.proxy.core import Proxy, ProxySettings
+from cartograph.proxy.server import build_server
+from cartograph.upstream.connect import snapshot_servers
+from cartograph.workspace import Workspace
+
+REPO = Path(__file__).resolve().parents[2]
+CHAOS = REPO / "tests" / "gateway" / "servers" / "chaos.py"
+FAST = Limits(
+    call_timeout=10.0,
+    start_timeout=10.0,
+    list_timeout=5.0,
+    backoff_base=0.0,
+    backoff_cap=0.0,
+)
+
+
+def chaos_entry(*, env: dict[str, str] | None = None, transport: str = "stdio") -> dict[str, Any]:
+    base_env = {"CHAOS_STATE": "${configDir}/chaos-state.json"}
+    return {
+        "command": sys.executable,
+        "args": [str(CHAOS)] + ([] if transport == "stdio" else [transport]),
+        "env": {**base_env, **(env or {})},
+    }
+
+
+def write_config(directory: Path, servers: dict[str, dict[str, Any]]) -> Path:
+    directory.mkdir(parents=True, exist_ok=True)
+    path = directory / "mcp.json"
+    path.write_text(json.dumps({"mcpServers": servers}, indent=1), encoding="utf-8")
+    return path
+
+
+async def attest(home: Path, config: Path, servers: list[str] | None = None) -> Workspace:
+    """Snapshot the config's servers live and write signed cards into ``home``."""
+    ws = Workspace(home).ensure()
+    key = init_key(ws) if not ws.private_key.exists() else None
+    if key is None:
+        from cartograph.cards.seal import load_key
+
+        key = load_key(ws)
+    fleet = load_config(config)
+    chosen = {n: c for n, c in fleet.servers.items() if servers is None or n in servers}
+    outcome = await snapshot_servers(chosen, timeout=30)
+    assert not outcome.failures, outcome.failures
+    result = attest_snapshot(ws, outcome.snapshot, key)
+    assert not result.failed, result.failed
+    return ws
+
+
+def copy_workspace(golden: Path, target: Path) -> Workspace:
+    shutil.copytree(golden, target)
+    return Workspace(target)
+
+
+def make_proxy(
+    ws: Workspace,
+    config: Path,
+    *,
+    mode: str = "pooled",
+    limits: Limits = FAST,
+    per_client: frozenset[str] = frozenset(),
+    opener: Any = None,
+) -> Proxy:
+    fleet = load_config(config)
+    extra: dict[str, Any] = {} if opener is None else {"opener": opener}
+    return Proxy(
+        ws,
+        fleet_connector(fleet, start_timeout=limits.start_timeout),
+        ProxySettings(mode=mode, limits=limits, per_client=per_client, config_path=str(config)),
+        configured=set(fleet.servers),
+        **extra,
+    )
+
+
+@asynccontextmanager
+async def connected(proxy: Proxy) -> AsyncIterator[ClientSession]:
+    """A real SDK client connected (in memory) to the proxy's MCP server."""
+    async with (
+        proxy.running(),
+        create_connected_server_and_client_session(build_server(proxy)) as client,
+    ):
+        yield client
+
+
+@asynccontextmanager
+async def second_client(proxy: Proxy) -> AsyncIterator[ClientSession]:
+    """Another client on the same (already running) proxy."""
+    async with create_connected_server_and_client_session(build_server(proxy)) as client:
+        yield client
+
+
+async def call(
+    client: ClientSession, server: str, tool: str, arguments: dict[str, Any] | None = None
+) -> types.CallToolResult:
+    with anyio.fail_after(60):
+        return await client.call_tool(
+            "call", {"server": server, "tool": tool, "arguments": arguments or {}}
+        )
+
+
+def text(result: types.CallToolResult) -> str:
+    return "".join(b.text for b in result.content if isinstance(b, types.TextContent))
+
+
+def data(result: types.CallToolResult) -> Any:
+    assert not result.isError, text(result)
+    return json.loads(text(result))
+
+
+def open_fds() -> int:
+    return len(os.listdir("/proc/self/fd"))
+
+
+def child_pids(pid: int | None = None) -> set[int]:
+    """Descendants of ``pid`` (default: this process), live or zombie, from /proc."""
+    parents: dict[int, int] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", encoding="utf-8", errors="replace") as fh:
+                fields = fh.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        parents[int(entry)] = int(fields[1])
+    found: set[int] = set()
+    frontier = [os.getpid() if pid is None else pid]
+    while frontier:
+        current = frontier.pop()
+        for child, parent in parents.items():
+            if parent == current and child not in found:
+                found.add(child)
+                frontier.append(child)
+    return found
+
+
+def start_http_upstream(transport: str) -> tuple[subprocess.Popen[str], int]:
+    """Run chaos.py over streamable HTTP or SSE in a child process; returns it and its port."""
+    proc = subprocess.Popen(
+        [sys.executable, str(CHAOS), transport],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    assert proc.stdout is not None
+    line = proc.stdout.readline()  # "PORT n" once it listens; blocks at most until it exits
+    if not line.startswith("PORT "):
+        proc.kill()
+        proc.wait()
+        raise RuntimeError(f"chaos {transport} server did not start: {line!r}")
+    return proc, int(line.split()[1])
+
+
+def stop_process(proc: subprocess.Popen[str]) -> None:
+    proc.terminate()
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+    if proc.stdout is not None:
+        proc.stdout.close()
+
+
+# -- fixtures (re-exported by tests/proxy/conftest.py and tests/gateway/conftest.py) ------------
+
+import pytest  # noqa: E402
+
+
+class Env:
+    """One test's workspace (copied from the golden one) and its config directory."""
+
+    def __init__(self, ws: Workspace, config_dir: Path) -> None:
+        self.ws = ws
+        self.config_dir = config_dir
+
+    def config(self, **servers: dict[str, Any]) -> Path:
+        """Write mcp.json with chaos and calm (defaults) plus/overridden by ``servers``."""
+        entries = {"chaos": chaos_entry(), "calm": chaos_entry(), **servers}
+        return write_config(self.config_dir, entries)
+
+    def proxy(self, config: Path | None = None, **kwargs: Any) -> Proxy:
+        return make_proxy(self.ws, config or self.config(), **kwargs)
+
+
+@pytest.fixture(scope="session")
+def golden_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    base = tmp_path_factory.mktemp("golden")
+    cfg = write_config(base / "cfg", {"chaos": chaos_entry(), "calm": chaos_entry()})
+    ws = anyio.run(attest, base / "home", cfg)
+    from cartograph.index import open_index
+
+    open_index(ws)  # build once; copies reuse it
+    return base / "home"
+
+
+@pytest.fixture
+def env(golden_home: Path, tmp_path: Path) -> Env:
+    return Env(copy_workspace(golden_home, tmp_path / "home"), tmp_path / "cfg")

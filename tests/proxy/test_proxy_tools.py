@@ -1,0 +1,112 @@
+"""The proxy's three tools through a real SDK client, against our real chaos upstream."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from proxykit import Env, call, connected, data, text
+
+from cartograph.proxy.audit import AuditLog
+
+pytestmark = pytest.mark.anyio
+
+
+async def test_the_proxy_lists_exactly_discover_call_and_status(env: Env) -> None:
+    async with connected(env.proxy()) as client:
+        listed = await client.list_tools()
+    assert sorted(t.name for t in listed.tools) == ["call", "discover", "status"]
+
+
+async def test_call_reaches_the_upstream_and_pooled_calls_reuse_one_session(env: Env) -> None:
+    async with connected(env.proxy()) as client:
+        echoed = await call(client, "chaos", "echo", {"text": "hello"})
+        first = await call(client, "chaos", "pid")
+        second = await call(client, "chaos", "pid")
+    assert not echoed.isError and text(echoed) == "hello"
+    assert text(first) == text(second)
+
+
+async def test_one_shot_calls_use_a_fresh_process_each_time(env: Env) -> None:
+    async with connected(env.proxy(mode="one-shot")) as client:
+        first = await call(client, "chaos", "pid")
+        second = await call(client, "chaos", "pid")
+        added = await call(client, "chaos", "add", {"a": 2, "b": 3})
+    assert not first.isError and not second.isError
+    assert text(first) != text(second)
+    assert text(added) == "5"
+
+
+async def test_discover_answers_from_signed_cards_and_is_audited(env: Env) -> None:
+    proxy = env.proxy()
+    async with connected(proxy) as client:
+        result = await client.call_tool("discover", {"task": "add two integers", "k": 3})
+    answer = data(result)
+    assert 1 <= len(answer["tools"]) <= 3
+    top = answer["tools"][0]
+    assert (top["server"], top["tool"]) in {("chaos", "add"), ("calm", "add")}
+    card = proxy.catalog.cards[top["server"]]
+    entry = card.tool("add")
+    assert entry is not None
+    assert top["input_schema"]["properties"] == entry.input_schema["properties"]
+    assert top["summary"] == entry.summary
+    records = [r for r in AuditLog(env.ws.logs_dir / "audit.jsonl").read() if r["event"] == "discover"]
+    assert records[-1]["query"] == "add two integers"
+    first = records[-1]["results"][0]
+    assert first["card_digest"] == proxy.catalog.refs[top["server"]].digest
+    assert first["key_id"] == card.signature.key_id if card.signature else False
+    assert first["generator"] == entry.generator
+
+
+async def test_a_tool_without_a_signed_card_cannot_be_called(env: Env) -> None:
+    config = env.config(stranger=env_entry())
+    async with connected(env.proxy(config)) as client:
+        missing_tool = await call(client, "chaos", "rm_rf")
+        missing_server = await call(client, "stranger", "echo", {"text": "x"})
+    assert missing_tool.isError and "no tool 'rm_rf' in its signed card" in text(missing_tool)
+    assert missing_server.isError and "no signed card for server 'stranger'" in text(missing_server)
+
+
+def env_entry() -> dict[str, object]:
+    from proxykit import chaos_entry
+
+    return chaos_entry()
+
+
+async def test_wrong_arguments_are_listed_field_by_field_and_nothing_is_sent(env: Env) -> None:
+    proxy = env.proxy()
+    async with connected(proxy) as client:
+        result = await call(client, "chaos", "add", {"a": "two"})
+        status = data(await client.call_tool("status", {}))
+    assert result.isError
+    message = text(result)
+    assert "arguments.a: 'two' is not of type 'integer'" in message
+    assert "'b' is a required property" in message
+    assert "nothing was sent" in message
+    chaos = next(s for s in status["servers"] if s["server"] == "chaos")
+    assert chaos["sessions"] == "not started"
+
+
+async def test_status_shows_servers_tools_keys_sessions_and_index(env: Env) -> None:
+    proxy = env.proxy()
+    async with connected(proxy) as client:
+        await call(client, "chaos", "echo", {"text": "warm"})
+        status = data(await client.call_tool("status", {}))
+    assert status["gateway"] == "pooled"
+    names = {s["server"]: s for s in status["servers"]}
+    assert set(names) == {"chaos", "calm"}
+    chaos = names["chaos"]
+    assert chaos["tools"] == len(proxy.catalog.cards["chaos"].tools)
+    assert chaos["key_id"].startswith("ed25519:")
+    assert chaos["card_age_h"] is not None and chaos["card_age_h"] >= 0
+    assert chaos["sessions"][0]["state"] == "ready"
+    assert names["calm"]["sessions"] == "not started"
+    assert "state" in status["index"]
+    assert status["totals"]["quarantined"] == 0
+
+
+async def test_discover_and_status_texts_are_compact_json(env: Env) -> None:
+    async with connected(env.proxy()) as client:
+        result = await client.call_tool("discover", {"task": "echo some text"})
+    raw = text(result)
+    assert json.loads(raw) and ", " not in raw[:50] and "\n" not in raw

@@ -140,13 +140,13 @@ def example_value(root: dict[str, Any], raw: Any, name: str, depth: int) -> Any:
             return {}
         props = spec.get("properties")
         req = spec.get("required")
-        if not isinstance(props, dict) or not isinstance(req, list):
+        if not isinstance(props, dict):
             return {}
-        return {
-            r: example_value(root, props[r], r, depth + 1)
-            for r in req
-            if isinstance(r, str) and r in props
-        }
+        req = req if isinstance(req, list) else []
+        # required properties, plus any with a const (a oneOf discriminator)
+        names = [r for r in req if isinstance(r, str) and r in props]
+        names += [n for n, v in props.items() if n not in names and "const" in _resolve(root, v)]
+        return {n: example_value(root, props[n], n, depth + 1) for n in names}
     return _string_for(name, spec)
 
 
@@ -222,26 +222,31 @@ def _string_for(name: str, spec: dict[str, Any]) -> str:
     return value
 
 
-_PATTERN_TRIES = (
-    "example",
-    "abc123",
-    "123",
-    "2026-01-15",
-    "ABC",
-    "a",
-    "example-id",
-    "example_id",
-    "https://example.com",
-    "user@example.com",
-    "1.0.0",
-    "#336699",
-    "AAPL",
-    "PROJ-123",
-    "AS123",
-    "1:2",
-    "1-2",
-    "v1",
-    "A1",
+_PATTERN_TRIES = tuple(
+    [
+        "example",
+        "abc123",
+        "123",
+        "2026-01-15",
+        "ABC",
+        "a",
+        "example-id",
+        "example_id",
+        "https://example.com",
+        "user@example.com",
+        "1.0.0",
+        "#336699",
+        "AAPL",
+        "PROJ-123",
+        "AS123",
+        "1:2",
+        "1-2",
+        "v1",
+        "A1",
+        "example.png",
+        "example.txt",
+        "example.json",
+    ]
 )
 
 

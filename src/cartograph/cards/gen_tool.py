@@ -74,7 +74,7 @@ def compose_tool(tool: dict[str, Any], product: Product) -> ToolDraft:
     if verb is None:
         verb = next((v for v in map(canonical_verb, hint_words[:3]) if v), None)
     if not objects:
-        objects = hint_words[:2]
+        objects = [w for w in hint_words if not _verbish(w)][:2]
     param_hints = content_words(" ".join(param_text), exclude=(*name_words, *hint_words))
     gloss: list[str] = []
     segments: list[str] = []
@@ -84,24 +84,38 @@ def compose_tool(tool: dict[str, Any], product: Product) -> ToolDraft:
     mode = tool_mode(tool, verb)
     sources = _grams([tokenise(description), *(tokenise(p.description) for p in params)])
 
+    s_hints = [*hint_words, *gloss][:_SUMMARY_HINTS]
     summary = _guarded(
         sources,
-        lambda h: _summary(verb, objects, product, params, h),
-        [*hint_words, *gloss][:_SUMMARY_HINTS],
+        lambda: _summary(verb, objects, product, params, s_hints),
+        lambda: _summary(verb, objects, product, params, sorted(s_hints)),
+        lambda: _summary(verb, objects, product, [], []),
     )
+    u_hints = [*hint_words[_SUMMARY_HINTS:_USAGE_HINTS], *param_hints[:12], *segments]
+    kept = filtered.kept
     usage = _guarded(
         sources,
-        lambda h: _usage(tool, params, mode, filtered.kept, h),
-        [*hint_words[_SUMMARY_HINTS:_USAGE_HINTS], *param_hints[:12], *segments],
+        lambda: _usage(tool, params, mode, kept, u_hints),
+        lambda: _usage(tool, params, mode, kept, sorted(u_hints)),
+        lambda: _usage(tool, sorted(params, key=lambda p: (not p.required, p.name)), mode, "", []),
+        lambda: _usage(tool, params, mode, "", [], terse=True),
     )
     arguments = example_arguments(schema)
     examples = tuple(
-        (_guarded(sources, lambda _h, t=task: t, []), arguments)
+        (_guarded(sources, lambda t=task: t, lambda: ""), arguments)
         for task in _tasks(verb, objects, product, params, arguments, hint_words)
+    )
+    examples = tuple((t, a) for t, a in examples if t) or (
+        (f"Use {identifier_phrase(name) or name} in {product.display}", arguments),
     )
     words = [*core, *objects, *hint_words[:12], *(w for p in params for w in p.words)]
     tag_list = _tags(product, verb, objects, words, gloss, segments)
-    joined = _guarded(sources, lambda h: " ; ".join(h), tag_list)
+    joined = _guarded(
+        sources,
+        lambda: " ; ".join(tag_list),
+        lambda: " ; ".join(sorted(tag_list)),
+        lambda: " ; ".join(tag_list[:2]),
+    )
     tags = tuple(t for t in joined.split(" ; ") if t)
     detail = identifier_phrase(name)
     warnings: list[str] = []
@@ -123,24 +137,29 @@ def _verb_and_objects(core: list[str]) -> tuple[str | None, list[str]]:
     return None, list(core)
 
 
+def _verbish(word: str) -> bool:
+    """``adds``, ``created``, ``searching``: an inflected action verb."""
+    stems = (word, word[:-1], word[:-2], word[:-3])
+    return any(canonical_verb(stem) for stem in stems if len(stem) > 2)
+
+
 def _grams(sources: Sequence[Sequence[str]]) -> frozenset[tuple[str, ...]]:
     """Every run of :data:`MAX_SHARED_RUN` words in the publisher's texts."""
     n = MAX_SHARED_RUN
     return frozenset(tuple(s[i : i + n]) for s in sources for i in range(len(s) - n + 1))
 
 
-def _guarded(
-    grams: frozenset[tuple[str, ...]], build: Callable[[list[str]], str], hints: list[str]
-) -> str:
-    """``build(hints)`` unless it shares a word run with the publisher; then sorted hints,
-    then no hints."""
+def _guarded(grams: frozenset[tuple[str, ...]], *candidates: Callable[[], str]) -> str:
+    """The first candidate text that shares no word run with the publisher's text; else the
+    last one (the most terse)."""
     n = MAX_SHARED_RUN
-    for attempt in (hints, sorted(hints), []):
-        text = build(attempt)
+    text = ""
+    for build in candidates:
+        text = build()
         words = tokenise(text)
         if not any(tuple(words[i : i + n]) in grams for i in range(len(words) - n + 1)):
             return text
-    return build([])
+    return text
 
 
 def _param_phrase(p: Param) -> str:
@@ -171,22 +190,30 @@ _MODE_TEXT = {
 
 
 def _usage(
-    tool: dict[str, Any], params: list[Param], mode: str, kept: str, hints: list[str]
+    tool: dict[str, Any],
+    params: list[Param],
+    mode: str,
+    kept: str,
+    hints: list[str],
+    *,
+    terse: bool = False,
 ) -> str:
     parts: list[str] = []
     required = [p for p in params if p.required]
     optional = [p for p in params if not p.required]
-    if required:
+    if terse:
+        parts.append(f"Takes {len(required)} required and {len(optional)} optional inputs.")
+    elif required:
         parts.append("Needs " + ", ".join(f"{_param_phrase(p)} ({p.type})" for p in required) + ".")
     elif params:
         parts.append("No required inputs.")
     else:
         parts.append("Takes no inputs.")
-    if optional:
+    if optional and not terse:
         shown = ", ".join(_param_phrase(p) for p in optional[:10])
         more = f" and {len(optional) - 10} more" if len(optional) > 10 else ""
         parts.append(f"Optional: {shown}{more}.")
-    returns = _returns(tool, kept)
+    returns = "" if terse else _returns(tool, kept)
     if returns:
         parts.append(f"Returns {returns}.")
     ann = tool.get("annotations") if isinstance(tool.get("annotations"), dict) else {}

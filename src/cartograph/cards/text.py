@@ -20,7 +20,7 @@ def wordset(text: str) -> frozenset[str]:
 
 # letters and digits, never the underscore: snake_case splits like spaces do
 _RUN = re.compile(r"[^\W_]+", re.UNICODE)
-_CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+[a-z]*|[^\W\d_a-zA-Z]+")
+_CAMEL = re.compile(r"[A-Z]+\d*(?=[A-Z][a-z])|[A-Z]?[a-z]+\d*|[A-Z]+\d*|\d+[a-z]*|[^\W\d_a-zA-Z]+")
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
 _CJK_RUN = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]+")
 
@@ -41,7 +41,7 @@ _FILLER = wordset(
     """tool tools function functions allows allow allowed provides provide provided given
     specified specific various based optional optionally default defaults parameter parameters
     param params argument arguments value values input inputs output outputs returns return
-    returned result results response responses object objects string strings number numbers
+    returned result results response responses object objects string strings
     boolean true false null none need needs needed want wants call calls called calling
     instead available example examples e.g note see also necessary useful helpful
     mcp server servers"""

@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 
 from cartograph.config import StdioUpstream
@@ -124,3 +125,20 @@ async def test_errors_raised_in_the_body_propagate_unchanged(no_leftover_childre
     with pytest.raises(LookupError, match="from the body"):
         async with open_session(paging_server(total=1, page=1), timeout=10):
             raise LookupError("from the body")
+
+
+async def test_cancelling_a_live_session_still_reaps_the_child(no_leftover_children: None) -> None:
+    with anyio.CancelScope() as scope:
+        async with open_session(paging_server(total=1, page=1), timeout=10) as up:
+            assert len(await list_tools_raw(up)) == 1
+            scope.cancel()
+            await anyio.sleep_forever()  # a checkpoint: the cancellation lands here
+    assert scope.cancelled_caught
+
+
+async def test_a_session_serves_many_requests_in_a_row() -> None:
+    async with open_session(paging_server(total=7, page=3), timeout=10) as up:
+        first = await list_tools_raw(up)
+        second = await list_tools_raw(up)
+        await up.session.send_ping()
+    assert first == second and len(first) == 7

@@ -42,7 +42,7 @@ def test_every_command_has_help():
 def test_keys_init_prints_key_id(tmp_path):
     result = run("keys", "init", "--json", home=tmp_path)
     assert result.exit_code == 0
-    data = json.loads(result.output)
+    data = json.loads(result.stdout)
     assert data["key_id"].startswith("ed25519:")
     again = run("keys", "init", home=tmp_path)
     assert again.exit_code == 2
@@ -55,7 +55,7 @@ def fleet_home(tmp_path_factory):
     home = tmp_path_factory.mktemp("home")
     result = run("bootstrap", "--from-snapshot", str(CATALOG), "--no-index", "--json", home=home)
     assert result.exit_code == 0, result.output
-    return home, json.loads(result.output)
+    return home, json.loads(result.stdout)
 
 
 @needs_catalog
@@ -66,7 +66,7 @@ def test_bootstrap_from_fleet_catalog_signs_every_server(fleet_home):
     assert report["key_id"].startswith("ed25519:")
     verify = run("cards", "verify", "--json", home=home)
     assert verify.exit_code == 0
-    assert len(json.loads(verify.output)["verified"]) == 99
+    assert len(json.loads(verify.stdout)["verified"]) == 99
     assert list((home / "snapshots").glob("*.json"))
 
 
@@ -75,7 +75,7 @@ def test_cards_show_json_is_the_signed_card(fleet_home):
     home, _ = fleet_home
     result = run("cards", "show", "time", "--json", home=home)
     assert result.exit_code == 0
-    card = json.loads(result.output)
+    card = json.loads(result.stdout)
     assert card["identity"]["server"] == "time"
     assert card["signature"]["alg"] == "Ed25519"
     assert {t["name"] for t in card["tools"]} >= {"get_current_time", "convert_time"}
@@ -97,7 +97,7 @@ def test_cards_verify_exits_1_and_names_a_tampered_card(fleet_home, tmp_path):
     assert "memory.card.json" in result.output
     assert "98 card(s) verified, 1 failed" in result.output
     listed = run("cards", "list", "--json", home=copy)
-    names = [c["server"] for c in json.loads(listed.output)["cards"]]
+    names = [c["server"] for c in json.loads(listed.stdout)["cards"]]
     assert "memory" not in names and len(names) == 98
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 from pathlib import Path
 from typing import Any
@@ -222,7 +223,5 @@ def test_no_json_input_raises_anything_but_config_error(tmp_path: Path, data: An
 def test_no_bytes_raise_anything_but_config_error(tmp_path: Path, raw: bytes) -> None:
     path = tmp_path / "fuzz.json"
     path.write_bytes(raw)
-    try:
+    with contextlib.suppress(ConfigError):
         load_config(path, environ={})
-    except ConfigError:
-        pass

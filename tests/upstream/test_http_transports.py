@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import socket
 import sys
@@ -10,11 +11,12 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 
 import anyio
+import anyio.abc
 import pytest
 from anyio.streams.text import TextReceiveStream
 
 from cartograph.config import HttpUpstream
-from cartograph.errors import UpstreamError
+from cartograph.errors import UpstreamError, UpstreamTimeout
 from cartograph.upstream.connect import list_tools_raw, open_session, snapshot_servers
 
 SERVERS = Path(__file__).resolve().parent / "servers"
@@ -125,3 +127,28 @@ async def test_everything_server_is_listed_over_http(
     assert not outcome.failures, outcome.failures
     tools = outcome.snapshot.servers["everything"].tools
     assert "echo" in {t["name"] for t in tools}
+
+
+@pytest.mark.parametrize("transport", ["http", "sse"])
+async def test_http_server_that_accepts_but_never_answers_times_out(transport: str) -> None:
+    """An in-process TCP listener that reads requests and never answers."""
+    listener = await anyio.create_tcp_listener(local_host="127.0.0.1")
+    port = listener.extra(anyio.abc.SocketAttribute.local_port)
+
+    async def silent(stream: anyio.abc.SocketStream) -> None:
+        async with stream:
+            with contextlib.suppress(anyio.EndOfStream, anyio.BrokenResourceError):
+                while True:
+                    await stream.receive()
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(listener.serve, silent)
+        cfg = HttpUpstream(
+            name="silent",
+            url=f"http://127.0.0.1:{port}/{'mcp' if transport == 'http' else 'sse'}",
+            transport="sse" if transport == "sse" else "http",
+        )
+        outcome = await snapshot_servers([cfg], timeout=1.0)
+        tg.cancel_scope.cancel()
+        assert isinstance(outcome.failures["silent"], UpstreamTimeout)
+        assert "within 1s" in str(outcome.failures["silent"])

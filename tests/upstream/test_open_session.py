@@ -142,3 +142,20 @@ async def test_a_session_serves_many_requests_in_a_row() -> None:
         second = await list_tools_raw(up)
         await up.session.send_ping()
     assert first == second and len(first) == 7
+
+
+async def test_cancelling_during_start_up_propagates_and_reaps(no_leftover_children: None) -> None:
+    outcome: list[str] = []
+
+    async def start() -> None:
+        try:
+            async with open_session(raw_server("hang"), timeout=60):
+                outcome.append("yielded")
+        except UpstreamError as exc:  # must not happen: the cancel is ours, not the upstream's
+            outcome.append(f"reported {exc}")
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(start)
+        await anyio.wait_all_tasks_blocked()  # the session now waits for initialize's answer
+        tg.cancel_scope.cancel()
+    assert outcome == []

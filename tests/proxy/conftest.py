@@ -5,6 +5,6 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from proxykit import env, golden_home  # noqa: E402
+from proxykit import env, golden_home
 
 __all__ = ["env", "golden_home"]

@@ -33,6 +33,7 @@ from cartograph.workspace import Workspace
 
 REPO = Path(__file__).resolve().parents[2]
 CHAOS = REPO / "tests" / "gateway" / "servers" / "chaos.py"
+CRASHY = REPO / "tests" / "gateway" / "servers" / "crashy.py"
 FAST = Limits(
     call_timeout=10.0,
     start_timeout=10.0,
@@ -49,6 +50,10 @@ def chaos_entry(*, env: dict[str, str] | None = None, transport: str = "stdio") 
         "args": [str(CHAOS)] + ([] if transport == "stdio" else [transport]),
         "env": {**base_env, **(env or {})},
     }
+
+
+def crashy_entry() -> dict[str, Any]:
+    return {"command": sys.executable, "args": ["-S", str(CRASHY)]}
 
 
 def write_config(directory: Path, servers: dict[str, dict[str, Any]]) -> Path:
@@ -204,7 +209,12 @@ class Env:
 
     def config(self, **servers: dict[str, Any]) -> Path:
         """Write mcp.json with chaos and calm (defaults) plus/overridden by ``servers``."""
-        entries = {"chaos": chaos_entry(), "calm": chaos_entry(), **servers}
+        entries = {
+            "chaos": chaos_entry(),
+            "calm": chaos_entry(),
+            "crashy": crashy_entry(),
+            **servers,
+        }
         return write_config(self.config_dir, entries)
 
     def proxy(self, config: Path | None = None, **kwargs: Any) -> Proxy:
@@ -214,7 +224,9 @@ class Env:
 @pytest.fixture(scope="session")
 def golden_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
     base = tmp_path_factory.mktemp("golden")
-    cfg = write_config(base / "cfg", {"chaos": chaos_entry(), "calm": chaos_entry()})
+    cfg = write_config(
+        base / "cfg", {"chaos": chaos_entry(), "calm": chaos_entry(), "crashy": crashy_entry()}
+    )
     ws = anyio.run(attest, base / "home", cfg)
     from cartograph.index import open_index
 

@@ -50,7 +50,9 @@ async def test_discover_answers_from_signed_cards_and_is_audited(env: Env) -> No
     assert entry is not None
     assert top["input_schema"]["properties"] == entry.input_schema["properties"]
     assert top["summary"] == entry.summary
-    records = [r for r in AuditLog(env.ws.logs_dir / "audit.jsonl").read() if r["event"] == "discover"]
+    records = [
+        r for r in AuditLog(env.ws.logs_dir / "audit.jsonl").read() if r["event"] == "discover"
+    ]
     assert records[-1]["query"] == "add two integers"
     first = records[-1]["results"][0]
     assert first["card_digest"] == proxy.catalog.refs[top["server"]].digest

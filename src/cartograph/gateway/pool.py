@@ -133,18 +133,22 @@ class PooledGateway:
     ) -> types.CallToolResult:
         slot = self._slot(server, client)
         slot.in_flight += 1
+        limits = self.limits
         try:
-            with anyio.fail_after(self.limits.call_timeout):
-                async with slot.sem:
-                    return await self._call_on(slot, tool, arguments)
-        except TimeoutError:
-            lease = slot.lease
-            if lease is not None and lease.usable() and self._tg is not None:
-                self._tg.start_soon(self._probe, slot, lease)
-            busy = f" ({slot.in_flight - 1} other call(s) in flight)" if slot.in_flight > 1 else ""
-            raise timeout_error(
-                server, f"tools/call {tool!r}{busy}", self.limits.call_timeout
-            ) from None
+            try:
+                with anyio.fail_after(limits.call_timeout):
+                    await slot.sem.acquire()
+            except TimeoutError:
+                raise timeout_error(
+                    server,
+                    f"waiting for a free slot ({slot.in_flight - 1} call(s) in flight, "
+                    f"limit {limits.max_in_flight})",
+                    limits.call_timeout,
+                ) from None
+            try:
+                return await self._call_on(slot, tool, arguments)
+            finally:
+                slot.sem.release()
         finally:
             slot.in_flight -= 1
             slot.last_used = anyio.current_time()
@@ -162,7 +166,14 @@ class PooledGateway:
                 self._guard.admit(slot.server, tool)
             assert lease.conn is not None
             try:
-                result = await lease.conn.session.call_tool(tool, arguments)
+                with anyio.fail_after(self.limits.call_timeout):
+                    result = await lease.conn.session.call_tool(tool, arguments)
+            except TimeoutError:
+                if self._tg is not None:
+                    self._tg.start_soon(self._probe, slot, lease)
+                raise timeout_error(
+                    slot.server, f"tools/call {tool!r}", self.limits.call_timeout
+                ) from None
             except CLOSED_ERRORS:
                 # The request never left: the session died while idle. Safe to send again.
                 self._crashed(slot, lease, "the connection was closed")
@@ -185,11 +196,22 @@ class PooledGateway:
             lease = slot.lease
             if lease is None or lease.done.is_set() or lease.stopping:
                 wait = slot.next_start - anyio.current_time()
+                if wait > self.limits.call_timeout:
+                    raise UpstreamError(
+                        slot.server,
+                        f"failed {slot.failures} time(s) in a row ({slot.last_error}); "
+                        f"the next restart is in {wait:.0f} s: retry then",
+                    )
                 if wait > 0:
                     logger.info("%s: waiting %.2f s before restarting", slot.server, wait)
                     await anyio.sleep(wait)
                 lease = self._start(slot)
-            await lease.ready.wait()
+            # The runner bounds the start by start_timeout; this is only a safety net.
+            try:
+                with anyio.fail_after(self.limits.start_timeout + 15):
+                    await lease.ready.wait()
+            except TimeoutError:
+                raise timeout_error(slot.server, "start", self.limits.start_timeout) from None
             if lease.usable():
                 return lease
             if lease.error is not None:

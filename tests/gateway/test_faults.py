@@ -1,0 +1,122 @@
+"""Fault injection: upstreams of ours that crash, hang, start slowly, speak garbage, send 50 MB
+or flood notifications. The proxy answers each with a clear error and keeps serving others."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import anyio
+import pytest
+from proxykit import FAST, Env, call, chaos_entry, connected, data, text
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.mark.parametrize("mode", ["pooled", "one-shot"])
+async def test_a_crash_mid_call_is_an_error_and_the_server_comes_back(env: Env, mode: str) -> None:
+    async with connected(env.proxy(mode=mode)) as client:
+        crashed = await call(client, "chaos", "crash")
+        calm = await call(client, "calm", "echo", {"text": "calm"})
+        again = await call(client, "chaos", "echo", {"text": "back"})
+        status = data(await client.call_tool("status", {}))
+    assert crashed.isError
+    assert "upstream 'chaos'" in text(crashed)
+    assert "retry" in text(crashed)
+    assert text(calm) == "calm"
+    assert not again.isError and text(again) == "back"
+    chaos = next(s for s in status["servers"] if s["server"] == "chaos")
+    assert chaos["sessions"][0]["crashes"] >= 1
+
+
+async def test_a_hanging_call_times_out_with_retry_and_others_keep_working(env: Env) -> None:
+    proxy = env.proxy(limits=replace(FAST, call_timeout=2.0))
+    async with connected(proxy) as client:
+        results: dict[str, object] = {}
+
+        async def hang() -> None:
+            results["hang"] = await call(client, "chaos", "hang")
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(hang)
+            results["calm"] = await call(client, "calm", "echo", {"text": "fine"})
+        same_server = await call(client, "chaos", "echo", {"text": "after"})
+    hung = results["hang"]
+    assert hung.isError  # type: ignore[attr-defined]
+    assert "did not finish within 2 s; retry" in text(hung)  # type: ignore[arg-type]
+    assert text(results["calm"]) == "fine"  # type: ignore[arg-type]
+    assert text(same_server) == "after"
+
+
+async def test_a_slow_start_within_the_timeout_is_served(env: Env) -> None:
+    config = env.config(chaos=chaos_entry(env={"CHAOS_START_DELAY": "2"}))
+    async with connected(env.proxy(config)) as client:
+        echoed = await call(client, "chaos", "echo", {"text": "patient"})
+    assert text(echoed) == "patient"
+
+
+@pytest.mark.parametrize("mode", ["pooled", "one-shot"])
+async def test_a_start_slower_than_the_timeout_says_retry(env: Env, mode: str) -> None:
+    config = env.config(chaos=chaos_entry(env={"CHAOS_START_DELAY": "30"}))
+    proxy = env.proxy(config, mode=mode, limits=replace(FAST, start_timeout=6))
+    async with connected(proxy) as client:
+        slow = await call(client, "chaos", "echo", {"text": "x"})
+        calm = await call(client, "calm", "echo", {"text": "ok"})
+    assert slow.isError and "retry" in text(slow)
+    assert text(calm) == "ok"
+
+
+async def test_garbage_on_stdout_is_skipped_and_the_session_survives(env: Env) -> None:
+    config = env.config(chaos=chaos_entry(env={"CHAOS_BANNER": "1"}))
+    async with connected(env.proxy(config)) as client:
+        answered = await call(client, "chaos", "garbage")
+        echoed = await call(client, "chaos", "echo", {"text": "still speaking"})
+    assert text(answered) == "ok"
+    assert text(echoed) == "still speaking"
+
+
+async def test_a_50_mb_reply_is_refused_with_advice_and_the_proxy_keeps_serving(env: Env) -> None:
+    async with connected(env.proxy(limits=replace(FAST, call_timeout=60))) as client:
+        huge = await call(client, "chaos", "big", {"mb": 50})
+        small = await call(client, "chaos", "big", {"mb": 1})
+        calm = await call(client, "calm", "echo", {"text": "fine"})
+    assert huge.isError
+    assert "50.0 MB, over the proxy's 8.4 MB limit" in text(huge) or "MB limit" in text(huge)
+    assert "ask for less" in text(huge)
+    assert len(text(small)) == 1_000_000
+    assert text(calm) == "fine"
+
+
+async def test_a_flood_of_log_notifications_does_not_disturb_calls(env: Env) -> None:
+    async with connected(env.proxy()) as client:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(call, client, "chaos", "flood", {"n": 3000})
+            calm = await call(client, "calm", "echo", {"text": "undisturbed"})
+        after = await call(client, "chaos", "echo", {"text": "after the flood"})
+    assert text(calm) == "undisturbed"
+    assert text(after) == "after the flood"
+
+
+async def test_an_upstream_that_cannot_start_is_named_in_the_error(env: Env) -> None:
+    config = env.config(chaos={"command": "/nonexistent/server-binary", "args": []})
+    async with connected(env.proxy(config)) as client:
+        failed = await call(client, "chaos", "echo", {"text": "x"})
+        calm = await call(client, "calm", "echo", {"text": "ok"})
+    assert failed.isError
+    assert "upstream 'chaos'" in text(failed) and "/nonexistent/server-binary" in text(failed)
+    assert text(calm) == "ok"
+
+
+async def test_per_client_sessions_keep_one_agents_state_from_another(env: Env) -> None:
+    from proxykit import second_client
+
+    proxy = env.proxy(per_client=frozenset({"chaos"}))
+    async with connected(proxy) as alice:
+        a1 = await call(alice, "chaos", "counter")
+        a2 = await call(alice, "chaos", "counter")
+        async with second_client(proxy) as bob:
+            b1 = await call(bob, "chaos", "counter")
+        shared_1 = await call(alice, "calm", "counter")
+        async with second_client(proxy) as carol:
+            shared_2 = await call(carol, "calm", "counter")
+    assert (text(a1), text(a2), text(b1)) == ("1", "2", "1")
+    assert (text(shared_1), text(shared_2)) == ("1", "2")  # calm is shared on purpose

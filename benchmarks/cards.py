@@ -10,15 +10,19 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import statistics
 import sys
+import tempfile
 import time
 from pathlib import Path
 
 from cartograph.cards.bootstrap import generate_card
 from cartograph.cards.canonical import canonical
 from cartograph.cards.seal import OperatorKey, TrustStore, sign_card, verify_card
+from cartograph.cards.store import load_verified, write_card
 from cartograph.upstream.snapshot import load_snapshot
+from cartograph.workspace import Workspace
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = Path(os.environ.get("CARTOGRAPH_SHARED", REPO.parent / "shared"))
@@ -36,7 +40,9 @@ def main() -> int:
     key = OperatorKey.generate()
     trust = TrustStore()
     trust.add(key.public_key)
-    gen_t, sign_t, verify_t, canon_t = [], [], [], []
+    gen_t, sign_t, verify_t, canon_t, load_t = [], [], [], [], []
+    tmp = Path(tempfile.mkdtemp(prefix="cartograph-bench-"))
+    ws = Workspace(tmp)
     for _ in range(args.repeat):
         t0 = time.perf_counter()
         unsigned = [
@@ -52,20 +58,35 @@ def main() -> int:
         for c in signed:
             canonical(c.unsigned_payload())
         t4 = time.perf_counter()
+        for c in signed:
+            write_card(ws, c)
+        t5 = time.perf_counter()
+        loaded = load_verified(ws, trust)
+        load_t.append(time.perf_counter() - t5)
+        assert len(loaded.cards) == len(signed) and not loaded.failures
         gen_t.append(t1 - t0)
         sign_t.append(t2 - t1)
         verify_t.append(t3 - t2)
         canon_t.append(t4 - t3)
+    shutil.rmtree(tmp, ignore_errors=True)
     n = len(signed)
     tools = sum(len(c.tools) for c in signed)
-    print(f"fleet catalog: {n} cards, {tools} tools; median of {args.repeat} runs; "
-          f"{os.cpu_count()} cores")
-    print(f"{'step':<28}{'all cards (ms)':>16}{'per card (ms)':>16}")
-    for label, times in (("generate (bootstrap)", gen_t), ("sign (canonical + Ed25519)", sign_t),
-                         ("verify (canonical + Ed25519)", verify_t),
-                         ("  of which canonical JSON", canon_t)):
+    print(
+        f"fleet catalog: {n} cards, {tools} tools; median of {args.repeat} runs; "
+        f"{os.cpu_count()} cores"
+    )
+    size = sum(len(canonical(c.unsigned_payload())) for c in signed)
+    print(f"canonical card size: {size / n / 1024:.1f} KiB mean, {size / 1e6:.1f} MB in all")
+    print(f"{'step':<32}{'all cards (ms)':>16}{'per card (ms)':>16}")
+    for label, times in (
+        ("generate (bootstrap)", gen_t),
+        ("sign (canonical + Ed25519)", sign_t),
+        ("verify (canonical + Ed25519)", verify_t),
+        ("  of which canonical JSON", canon_t),
+        ("load store (read+parse+verify)", load_t),
+    ):
         med = statistics.median(times) * 1000
-        print(f"{label:<28}{med:>16.1f}{med / n:>16.3f}")
+        print(f"{label:<32}{med:>16.1f}{med / n:>16.3f}")
     return 0
 
 

@@ -12,6 +12,7 @@ import hashlib
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import serialization
@@ -150,8 +151,17 @@ def sign_card(card: Card, key: OperatorKey, *, signed_at: str | None = None) -> 
 
 def verify_card(card: Card, trust: TrustStore) -> None:
     """Raise :class:`VerificationError` unless ``card`` carries a valid trusted signature."""
-    name = card.identity.server
-    sig = card.signature
+    verify_payload(card.identity.server, card.unsigned_payload(), card.signature, trust)
+
+
+def verify_payload(
+    name: str, payload: dict[str, Any], sig: Signature | None, trust: TrustStore
+) -> None:
+    """Verify ``sig`` over the JSON object ``payload`` (a card without its signature block).
+
+    The store calls this on the parsed file itself, so what is verified is exactly what is on
+    disk, and no model round trip is paid for.
+    """
     if sig is None:
         raise VerificationError(f"card {name!r} is unsigned; run `cartograph bootstrap` to seal it")
     public = trust.get(sig.key_id)
@@ -162,7 +172,7 @@ def verify_card(card: Card, trust: TrustStore) -> None:
         )
     try:
         raw = _unb64(sig.value)
-        public.verify(raw, canonical(card.unsigned_payload()))
+        public.verify(raw, canonical(payload))
     except (InvalidSignature, ValueError) as exc:
         raise VerificationError(
             f"card {name!r}: signature by {sig.key_id} does not match its content "

@@ -10,11 +10,12 @@ import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from pydantic import ValidationError
 
 from cartograph.cards.model import Card
-from cartograph.cards.seal import TrustStore, verify_card
+from cartograph.cards.seal import TrustStore, verify_payload
 from cartograph.errors import CardError, CartographError
 from cartograph.workspace import Workspace
 
@@ -54,10 +55,19 @@ def write_card(ws: Workspace, card: Card) -> Path:
 
 def parse_card(text: str, *, source: str) -> Card:
     """Parse and validate card JSON; errors name the source and the field."""
+    return _validate(_parse_json(text, source=source), source=source)
+
+
+def _parse_json(text: str, *, source: str) -> Any:
     try:
-        data = json.loads(text)
+        return json.loads(text)
     except json.JSONDecodeError as exc:
         raise CardError(f"{source}: not valid JSON (line {exc.lineno}): {exc.msg}") from exc
+    except RecursionError as exc:
+        raise CardError(f"{source}: JSON nested too deeply") from exc
+
+
+def _validate(data: Any, *, source: str) -> Card:
     try:
         return Card.model_validate(data)
     except ValidationError as exc:
@@ -69,13 +79,36 @@ def parse_card(text: str, *, source: str) -> Card:
 
 
 def read_card(path: Path) -> Card:
+    return _validate(_parse_json(_read_text(path), source=str(path)), source=str(path))
+
+
+def read_verified_card(path: Path, trust: TrustStore) -> Card:
+    """Read one card file and verify its signature over the JSON exactly as stored."""
+    card, error = _read_and_verify(path, trust)
+    if error is not None:
+        raise error
+    return card
+
+
+def _read_and_verify(path: Path, trust: TrustStore) -> tuple[Card, CartographError | None]:
+    """The parsed card and the verification error, if any (a parse error is raised)."""
+    data = _parse_json(_read_text(path), source=str(path))
+    card = _validate(data, source=str(path))
+    payload = {k: v for k, v in data.items() if k != "signature"}
     try:
-        text = path.read_text(encoding="utf-8")
+        verify_payload(card.identity.server, payload, card.signature, trust)
+    except CartographError as exc:
+        return card, exc
+    return card, None
+
+
+def _read_text(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
     except UnicodeDecodeError as exc:
         raise CardError(f"{path}: not UTF-8 text") from exc
     except OSError as exc:
         raise CardError(f"{path}: cannot read: {exc.strerror}") from exc
-    return parse_card(text, source=str(path))
 
 
 def card_files(ws: Workspace) -> list[Path]:
@@ -90,13 +123,14 @@ def load_verified(ws: Workspace, trust: TrustStore | None = None) -> LoadedCards
     cards: dict[str, Card] = {}
     failures: list[CardFailure] = []
     for path in card_files(ws):
-        server = None
         try:
-            card = read_card(path)
-            server = card.identity.server
-            verify_card(card, trust)
+            card, error = _read_and_verify(path, trust)
         except CartographError as exc:
-            failures.append(CardFailure(path, server, str(exc)))
+            failures.append(CardFailure(path, None, str(exc)))
+            continue
+        server = card.identity.server
+        if error is not None:
+            failures.append(CardFailure(path, server, str(error)))
             continue
         if server in cards:
             failures.append(CardFailure(path, server, f"duplicate card for server {server!r}"))

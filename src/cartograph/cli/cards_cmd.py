@@ -7,8 +7,8 @@ import json
 import click
 from rich.table import Table
 
-from cartograph.cards.seal import TrustStore, verify_card
-from cartograph.cards.store import card_files, load_verified, read_card
+from cartograph.cards.seal import TrustStore
+from cartograph.cards.store import card_files, load_verified, read_verified_card
 from cartograph.cli.common import AppContext, emit_json, handle_errors, pass_app, stderr, stdout
 from cartograph.errors import CardError, CartographError, UsageError
 
@@ -80,8 +80,7 @@ def cards_show(app: AppContext, server: str, as_json: bool) -> None:
             f"no card for server {server!r} in {ws.cards_dir}; "
             "`cartograph cards list` shows what there is"
         )
-    card = read_card(path)
-    verify_card(card, TrustStore.for_workspace(ws))
+    card = read_verified_card(path, TrustStore.for_workspace(ws))
     if as_json:
         emit_json(card.model_dump(mode="json"))
         return
@@ -124,9 +123,7 @@ def cards_verify(app: AppContext, as_json: bool) -> None:
     bad: list[dict[str, str]] = []
     for path in card_files(ws):
         try:
-            card = read_card(path)
-            verify_card(card, trust)
-            ok.append(card.identity.server)
+            ok.append(read_verified_card(path, trust).identity.server)
         except (CardError, CartographError) as exc:
             bad.append({"path": str(path), "reason": str(exc)})
     if as_json:

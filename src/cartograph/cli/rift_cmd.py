@@ -1,0 +1,202 @@
+"""`cartograph rift`: confusable-cluster detection over the workspace's cards, as a CI gate.
+
+Exit 1 when a cluster at or above ``--fail-on`` exists (default high), 0 otherwise, 2 on usage
+or configuration errors.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+from rich.table import Table
+
+from cartograph.cli.common import AppContext, emit_json, handle_errors, pass_app, stderr, stdout
+from cartograph.errors import UsageError
+from cartograph.rift.analyze import METHODS, RiftConfig
+from cartograph.rift.html import render_html
+from cartograph.rift.margin import MarginThresholds
+from cartograph.rift.report import FAIL_ON, RiftReport
+from cartograph.rift.workspace import RegenerateResult, run_rift
+from cartograph.rift.workspace import regenerate as do_regenerate
+
+_STYLE = {"HIGH": "bold red", "MEDIUM": "yellow", "LOW": "green"}
+
+
+@click.command()
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@click.option(
+    "--html",
+    "html_file",
+    type=click.Path(dir_okay=False, writable=True),
+    help="Also write a self-contained HTML report to FILE.",
+)
+@click.option(
+    "--fail-on",
+    type=click.Choice(FAIL_ON),
+    default="high",
+    show_default=True,
+    help="Exit 1 when a cluster at or above this risk exists.",
+)
+@click.option(
+    "--theta",
+    type=click.FloatRange(0.0, 1.0, min_open=True, max_open=True),
+    default=0.65,
+    show_default=True,
+    help="Cosine similarity threshold: clusters are cut at distance 1 - theta.",
+)
+@click.option(
+    "--no-margin",
+    is_flag=True,
+    help="Ablation: skip margin analysis and grade risk by cohesion only.",
+)
+@click.option(
+    "--method",
+    type=click.Choice(METHODS),
+    default="rift",
+    show_default=True,
+    help="rift (clusters + margins), or a baseline: cosine (threshold groups), "
+    "jaccard (card-token Jaccard > 0.25).",
+)
+@click.option(
+    "--linkage",
+    type=click.Choice(["average", "single", "complete"]),
+    default="average",
+    show_default=True,
+    help="Agglomerative linkage for the rift method.",
+)
+@click.option(
+    "--margin-scope",
+    type=click.Choice(["cluster", "catalog"]),
+    default="cluster",
+    show_default=True,
+    help="Rivals for the margin: the tool's cluster mates, or every indexed tool.",
+)
+@click.option(
+    "--high",
+    "margin_high",
+    type=float,
+    default=0.10,
+    show_default=True,
+    help="HIGH when the smallest margin is below this.",
+)
+@click.option(
+    "--medium",
+    "margin_medium",
+    type=float,
+    default=0.20,
+    show_default=True,
+    help="MEDIUM when the smallest margin is below this.",
+)
+@click.option(
+    "--regenerate",
+    is_flag=True,
+    help="Regenerate, re-sign and store the cards of tools diagnosed REGENERATE, rebuild the "
+    "index and show the risk before and after.",
+)
+@click.option(
+    "--limit",
+    type=int,
+    default=40,
+    show_default=True,
+    help="Clusters shown in the table (JSON and HTML hold all).",
+)
+@pass_app
+@handle_errors
+def rift(
+    app: AppContext,
+    as_json: bool,
+    html_file: str | None,
+    fail_on: str,
+    theta: float,
+    no_margin: bool,
+    method: str,
+    linkage: str,
+    margin_scope: str,
+    margin_high: float,
+    margin_medium: float,
+    regenerate: bool,
+    limit: int,
+) -> None:
+    """Find tools whose signed cards are too close to tell apart."""
+    if margin_high > margin_medium:
+        raise UsageError(f"--high ({margin_high}) must not exceed --medium ({margin_medium})")
+    if regenerate and method != "rift":
+        raise UsageError("--regenerate works with --method rift only")
+    config = RiftConfig(
+        method=method,  # type: ignore[arg-type]
+        theta=theta,
+        linkage=linkage,  # type: ignore[arg-type]
+        use_margin=not no_margin,
+        margin_scope=margin_scope,  # type: ignore[arg-type]
+        margin_thresholds=MarginThresholds(high=margin_high, medium=margin_medium),
+    )
+    ws = app.workspace
+    if regenerate:
+        result = do_regenerate(ws, config)
+        report = result.after or result.before
+        if as_json:
+            emit_json({**report.to_json(), "regenerate": result.to_json()})
+        else:
+            _print_table(report, limit)
+            _print_regenerate(result)
+    else:
+        report = run_rift(ws, config)
+        if as_json:
+            emit_json(report.to_json())
+        else:
+            _print_table(report, limit)
+    if html_file:
+        Path(html_file).write_text(render_html(report), encoding="utf-8")
+        stderr.print(f"HTML report written to {html_file}", highlight=False)
+    if report.fails(fail_on):
+        raise SystemExit(1)
+
+
+def _print_table(report: RiftReport, limit: int) -> None:
+    s = report.summary
+    table = Table(
+        title=f"Rift: {s.clusters} clusters ({s.high} HIGH, {s.medium} MEDIUM, {s.low} LOW), "
+        f"{s.tools_in_clusters} of {report.tools_total} tools; {s.within_server} within one "
+        f"server, {s.cross_server} across servers",
+        title_justify="left",
+    )
+    for col in ("#", "risk", "size", "cohesion", "margin", "members", "diagnosis"):
+        table.add_column(col, overflow="fold")
+    for k, c in enumerate(report.clusters[:limit], 1):
+        members = ", ".join(f"{srv}/{tool}" for srv, tool in c.members[:6])
+        if len(c.members) > 6:
+            members += f", +{len(c.members) - 6} more"
+        table.add_row(
+            str(k),
+            f"[{_STYLE[c.risk]}]{c.risk}[/]",
+            str(len(c.members)),
+            f"{c.cohesion:.3f}",
+            "" if c.margin_min is None else f"{c.margin_min:+.3f}",
+            members,
+            c.diagnosis,
+        )
+    stdout.print(table)
+    if len(report.clusters) > limit:
+        stdout.print(f"... {len(report.clusters) - limit} more clusters (see --json or --html)")
+
+
+def _print_regenerate(result: RegenerateResult) -> None:
+    b = result.before.summary
+    stdout.print(f"before: {b.clusters} clusters, {b.high} HIGH, {b.medium} MEDIUM, {b.low} LOW")
+    if result.after is None:
+        stdout.print("no tool was diagnosed REGENERATE; nothing rewritten")
+        return
+    a = result.after.summary
+    stdout.print(f"after:  {a.clusters} clusters, {a.high} HIGH, {a.medium} MEDIUM, {a.low} LOW")
+    for server, tools in sorted(result.rewritten.items()):
+        stdout.print(f"rewritten {server}: {', '.join(tools)}")
+    for server, tools in sorted(result.unchanged.items()):
+        stdout.print(f"[yellow]unchanged[/] {server}: {', '.join(tools)}")
+    for server, why in sorted(result.failed.items()):
+        stderr.print(f"[red]failed[/] {server}: {why}", highlight=False)
+    if not result.context_passed:
+        stdout.print(
+            "note: the generator takes no collision context (no `distinguish_from` hook), so "
+            "regenerated cards can only change where the snapshot or generator changed"
+        )

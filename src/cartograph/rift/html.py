@@ -1,0 +1,219 @@
+"""The Rift report as one self-contained HTML page: inline CSS and hand-drawn inline SVG.
+
+No script, no external stylesheet, font or image: the file opens the same offline, in CI
+artefacts and in mail. Two pictures (histogram of per-tool margins with the HIGH/MEDIUM
+thresholds marked, histogram of cluster sizes) and a table of every cluster with its members,
+queries, margins, shared and distinct tokens and diagnosis. :func:`render_html` is pure.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from html import escape
+
+from cartograph.rift.report import ClusterReport, RiftReport
+
+_COLORS = {"HIGH": "#c0392b", "MEDIUM": "#d68910", "LOW": "#1e8449"}
+
+_CSS = """
+body{font:14px/1.45 system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:24px;color:#222;
+background:#fafafa}
+h1{font-size:22px;margin:0 0 4px}h2{font-size:17px;margin:28px 0 8px}
+.sub{color:#666;margin-bottom:16px}
+.cards{display:flex;gap:12px;flex-wrap:wrap;margin:12px 0}
+.stat{background:#fff;border:1px solid #ddd;border-radius:6px;padding:8px 14px;min-width:90px}
+.stat b{display:block;font-size:20px}
+.figs{display:flex;gap:20px;flex-wrap:wrap}
+figure{background:#fff;border:1px solid #ddd;border-radius:6px;padding:8px;margin:0}
+figcaption{font-size:12px;color:#555;text-align:center}
+table{border-collapse:collapse;width:100%;background:#fff}
+th,td{border:1px solid #ddd;padding:5px 7px;vertical-align:top;text-align:left}
+th{background:#f0f0f0;position:sticky;top:0}
+.risk{font-weight:bold;color:#fff;border-radius:4px;padding:1px 6px;font-size:12px}
+.mem{font-family:ui-monospace,Menlo,Consolas,monospace;font-size:12px}
+.q{color:#555;font-size:12px}
+.tok{font-family:ui-monospace,Menlo,Consolas,monospace;font-size:12px;color:#444}
+.neg{color:#c0392b;font-weight:bold}
+"""
+
+
+def _histogram(
+    values: list[float],
+    *,
+    bins: list[float],
+    title: str,
+    x_label: str,
+    marks: list[tuple[float, str]] | None = None,
+    width: int = 460,
+    height: int = 230,
+) -> str:
+    """An SVG bar chart of ``values`` counted into ``bins`` (edges, ascending)."""
+    counts = [0] * (len(bins) - 1)
+    for v in values:
+        for k in range(len(bins) - 1):
+            last = k == len(bins) - 2
+            if bins[k] <= v < bins[k + 1] or (last and v == bins[-1]):
+                counts[k] += 1
+                break
+    left, right, top, bottom = 44, 12, 24, 40
+    pw, ph = width - left - right, height - top - bottom
+    peak = max(counts) or 1
+    lo, hi = bins[0], bins[-1]
+
+    def x_of(v: float) -> float:
+        return left + (v - lo) / (hi - lo) * pw
+
+    parts = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+        f'role="img" aria-label="{escape(title)}">',
+        f'<text x="{width / 2}" y="15" text-anchor="middle" font-size="13">{escape(title)}</text>',
+        f'<line x1="{left}" y1="{top + ph}" x2="{left + pw}" y2="{top + ph}" stroke="#333"/>',
+        f'<line x1="{left}" y1="{top}" x2="{left}" y2="{top + ph}" stroke="#333"/>',
+    ]
+    for tick in range(5):
+        val = peak * tick / 4
+        y = top + ph - ph * tick / 4
+        parts.append(
+            f'<text x="{left - 5}" y="{y + 4:.1f}" text-anchor="end" font-size="10">'
+            f"{val:.0f}</text>"
+        )
+        parts.append(
+            f'<line x1="{left}" y1="{y:.1f}" x2="{left + pw}" y2="{y:.1f}" stroke="#eee"/>'
+        )
+    for k, count in enumerate(counts):
+        x0, x1 = x_of(bins[k]), x_of(bins[k + 1])
+        h = ph * count / peak
+        parts.append(
+            f'<rect x="{x0 + 1:.1f}" y="{top + ph - h:.1f}" width="{max(x1 - x0 - 2, 1):.1f}" '
+            f'height="{h:.1f}" fill="#4a78a8"><title>[{bins[k]:g}, {bins[k + 1]:g}): '
+            f"{count}</title></rect>"
+        )
+    step = max(1, (len(bins) - 1) // 8)
+    for k in range(0, len(bins), step):
+        parts.append(
+            f'<text x="{x_of(bins[k]):.1f}" y="{top + ph + 14}" text-anchor="middle" '
+            f'font-size="10">{bins[k]:g}</text>'
+        )
+    parts.append(
+        f'<text x="{left + pw / 2}" y="{height - 6}" text-anchor="middle" font-size="11">'
+        f"{escape(x_label)}</text>"
+    )
+    for value, label in marks or []:
+        if lo <= value <= hi:
+            x = x_of(value)
+            parts.append(
+                f'<line x1="{x:.1f}" y1="{top}" x2="{x:.1f}" y2="{top + ph}" '
+                'stroke="#c0392b" stroke-dasharray="4 3"/>'
+            )
+            parts.append(
+                f'<text x="{x + 3:.1f}" y="{top + 10}" font-size="10" fill="#c0392b">'
+                f"{escape(label)}</text>"
+            )
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+def _margin_bins(values: list[float]) -> list[float]:
+    lo = min([-0.3, *values])
+    hi = max([0.5, *values])
+    start = int(lo * 20 - 1) / 20
+    stop = int(hi * 20 + 1) / 20
+    n = max(1, round((stop - start) / 0.05))
+    return [round(start + 0.05 * k, 4) for k in range(n + 1)]
+
+
+def _size_bins(sizes: list[int]) -> list[float]:
+    top = max([2, *sizes])
+    return [float(s) - 0.5 for s in range(2, top + 2)]
+
+
+def _cluster_row(k: int, c: ClusterReport) -> str:
+    labels = list(c.distinct_tokens)
+    members = []
+    for (server, tool), label in zip(c.members, labels, strict=True):
+        margin = c.margins.get(label) if c.margins else None
+        query = c.queries.get(label) if c.queries else None
+        rival = c.rivals.get(label) if c.rivals else None
+        m = ""
+        if margin is not None:
+            cls = ' class="neg"' if margin < 0 else ""
+            m = f" <span{cls}>margin {margin:+.3f}</span>"
+            if rival:
+                m += f" vs {escape(rival)}"
+        q = f'<div class="q">query: {escape(query)}</div>' if query else ""
+        tokens = c.distinct_tokens.get(label, [])
+        distinct = escape(", ".join(tokens)) if tokens else "<em>none</em>"
+        members.append(
+            f'<div class="mem">{escape(server)} / <b>{escape(tool)}</b>{m}</div>{q}'
+            f'<div class="tok">distinct: {distinct}</div>'
+        )
+    margin_min = "n/a" if c.margin_min is None else f"{c.margin_min:+.3f}"
+    color = _COLORS.get(c.risk, "#555")
+    return (
+        f"<tr><td>{k}</td>"
+        f'<td><span class="risk" style="background:{color}">{c.risk}</span></td>'
+        f"<td>{len(c.members)}</td><td>{c.cohesion:.3f}</td><td>{margin_min}</td>"
+        f"<td>{''.join(members)}</td>"
+        f'<td class="tok">{escape(", ".join(c.shared_tokens)) or "<em>none</em>"}</td>'
+        f"<td>{escape(c.diagnosis)}</td></tr>"
+    )
+
+
+def render_html(report: RiftReport, *, title: str = "Rift report") -> str:
+    """The whole page as one string."""
+    s = report.summary
+    margins = [v for c in report.clusters if c.margins for v in c.margins.values()]
+    sizes = [len(c.members) for c in report.clusters]
+    cfg = ", ".join(f"{k}={v}" for k, v in report.config.items())
+    stats = [
+        ("clusters", s.clusters),
+        ("HIGH", s.high),
+        ("MEDIUM", s.medium),
+        ("LOW", s.low),
+        ("tools in clusters", f"{s.tools_in_clusters} / {report.tools_total}"),
+        ("within one server", s.within_server),
+        ("across servers", s.cross_server),
+    ]
+    figs = []
+    if margins:
+        hi = report.config.get("margin_high")
+        med = report.config.get("margin_medium")
+        marks = []
+        if isinstance(hi, float | int):
+            marks.append((float(hi), "HIGH <"))
+        if isinstance(med, float | int):
+            marks.append((float(med), "MEDIUM <"))
+        figs.append(
+            _histogram(
+                margins,
+                bins=_margin_bins(margins),
+                title=f"Per-tool margin ({len(margins)} tools in clusters)",
+                x_label="margin = cos(q, own card) - cos(q, closest cluster mate)",
+                marks=marks,
+            )
+        )
+    if sizes:
+        size_counts = Counter(sizes)
+        figs.append(
+            _histogram(
+                [float(x) for x in sizes],
+                bins=_size_bins(sizes),
+                title=f"Cluster sizes ({len(sizes)} clusters; largest {max(size_counts)})",
+                x_label="tools in the cluster",
+            )
+        )
+    fig_html = "".join(f"<figure>{f}</figure>" for f in figs) or "<p>No clusters.</p>"
+    rows = "".join(_cluster_row(k, c) for k, c in enumerate(report.clusters, 1))
+    return (
+        '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
+        f"<title>{escape(title)}</title><style>{_CSS}</style></head><body>"
+        f'<h1>{escape(title)}</h1><div class="sub">{escape(cfg)}</div>'
+        '<div class="cards">'
+        + "".join(f'<div class="stat"><b>{escape(str(v))}</b>{escape(k)}</div>' for k, v in stats)
+        + "</div>"
+        f'<h2>Pictures</h2><div class="figs">{fig_html}</div>'
+        "<h2>Clusters</h2><table><thead><tr><th>#</th><th>risk</th><th>size</th>"
+        "<th>cohesion</th><th>min margin</th><th>members (query, margin, distinct tokens)</th>"
+        "<th>shared tokens</th><th>diagnosis</th></tr></thead>"
+        f"<tbody>{rows}</tbody></table></body></html>\n"
+    )

@@ -1,0 +1,94 @@
+"""The Rift report: pydantic models of the JSON that ``cartograph rift --json`` prints.
+
+Shape (extra fields after the required ones)::
+
+    {"summary": {"clusters", "high", "medium", "low", "tools_in_clusters", "within_server",
+                 "cross_server"},
+     "clusters": [{"members": [[server, tool], ...], "cohesion", "margin_min", "risk",
+                   "shared_tokens", "distinct_tokens": {label: [...]}, "diagnosis",
+                   "regenerate", "jaccard", "queries", "margins", "rivals"}],
+     "config": {...}, "tools_total": n, "timing": {...}}
+
+A member's *label* (the key of ``distinct_tokens``, ``queries``, ``margins``, ``rivals``) is its
+tool name, or ``server/tool`` for every member when two members of the cluster share a tool name.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+from cartograph.errors import UsageError
+
+FAIL_ON = ("high", "medium", "never")
+_RANK = {"HIGH": 2, "MEDIUM": 1, "LOW": 0}
+
+
+class ClusterReport(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    members: list[tuple[str, str]]
+    cohesion: float
+    margin_min: float | None
+    risk: str
+    shared_tokens: list[str]
+    distinct_tokens: dict[str, list[str]]
+    diagnosis: str
+    regenerate: list[str] = []
+    jaccard: float | None = None
+    queries: dict[str, str] | None = None
+    margins: dict[str, float] | None = None
+    rivals: dict[str, str] | None = None
+
+    @property
+    def servers(self) -> set[str]:
+        return {s for s, _ in self.members}
+
+
+class Summary(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    clusters: int
+    high: int
+    medium: int
+    low: int
+    tools_in_clusters: int
+    within_server: int
+    cross_server: int
+
+    @classmethod
+    def of(cls, clusters: list[ClusterReport]) -> Summary:
+        risks = [c.risk for c in clusters]
+        within = sum(1 for c in clusters if len(c.servers) == 1)
+        return cls(
+            clusters=len(clusters),
+            high=risks.count("HIGH"),
+            medium=risks.count("MEDIUM"),
+            low=risks.count("LOW"),
+            tools_in_clusters=sum(len(c.members) for c in clusters),
+            within_server=within,
+            cross_server=len(clusters) - within,
+        )
+
+
+class RiftReport(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    summary: Summary
+    clusters: list[ClusterReport]
+    config: dict[str, Any] = {}
+    tools_total: int = 0
+    timing: dict[str, float] = {}
+
+    def to_json(self) -> dict[str, Any]:
+        return self.model_dump(mode="json")
+
+    def fails(self, fail_on: str) -> bool:
+        """True when a cluster at or above ``fail_on`` (high | medium | never) exists."""
+        if fail_on not in FAIL_ON:
+            raise UsageError(f"--fail-on must be one of {', '.join(FAIL_ON)}, got {fail_on!r}")
+        if fail_on == "never":
+            return False
+        floor = _RANK[fail_on.upper()]
+        return any(_RANK[c.risk] >= floor for c in self.clusters)

@@ -1,0 +1,145 @@
+"""Layers 2 and 3 as pure functions: queries, margins, risk grading, tokens, diagnosis."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from cartograph.rift.baselines import jaccard_edges, jaccard_groups, mean_pairwise_jaccard
+from cartograph.rift.diagnose import REGENERATE, diagnose, jaccard, tokens
+from cartograph.rift.margin import (
+    CohesionThresholds,
+    MarginThresholds,
+    Risk,
+    catalog_margins,
+    cluster_margins,
+)
+from cartograph.rift.queries import QueryOptions, synthetic_query, words
+
+ISSUE_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "owner": {"type": "string", "description": "Repository owner. Required."},
+        "repo": {"type": "string"},
+        "issueNumber": {"type": "integer"},
+        "state": {"type": "string", "enum": ["open", "closed"]},
+    },
+    "required": ["owner", "repo", "issueNumber"],
+}
+
+
+def test_query_is_built_from_name_and_arguments_required_first() -> None:
+    q = synthetic_query("getIssueComments", ISSUE_SCHEMA)
+    assert q == "get issue comments by owner, repo, issue number optionally state"
+
+
+def test_query_with_glosses_reads_argument_descriptions_and_enums() -> None:
+    q = synthetic_query("get_issue", ISSUE_SCHEMA, QueryOptions(max_glosses=1))
+    assert q.endswith("; owner: Repository owner")  # arguments without a description add none
+    q2 = synthetic_query("get_issue", ISSUE_SCHEMA, QueryOptions(max_glosses=2))
+    assert q2.endswith("; owner: Repository owner; state: open, closed")
+
+
+def test_query_without_schema_is_the_name_in_words() -> None:
+    assert synthetic_query("list-all_OneNote-sections", None) == "list all one note sections"
+    assert words("HTTPServerURL") == ["http", "server", "url"]
+
+
+def test_margin_is_own_score_minus_best_cluster_mate() -> None:
+    vectors = np.eye(3, dtype=np.float32)
+    # query 0 scores tool 0 at 0.6 and tool 1 at 0.8: tool 1 wins by 0.2
+    queries = np.array([[0.6, 0.8, 0.0], [0.0, 1.0, 0.0]], dtype=np.float32)
+    got = cluster_margins(queries, vectors, (0, 1))
+    assert got[0].margin == pytest.approx(-0.2, abs=1e-6) and got[0].rival == 1
+    assert got[1].margin == pytest.approx(1.0, abs=1e-6) and got[1].rival == 0
+
+
+def test_catalog_scope_lets_a_tool_outside_the_cluster_be_the_rival() -> None:
+    vectors = np.eye(3, dtype=np.float32)
+    queries = np.array([[0.7, 0.1, 0.7], [0.1, 0.9, 0.0]], dtype=np.float32)
+    in_cluster = cluster_margins(queries, vectors, (0, 1))
+    in_catalog = catalog_margins(queries, vectors, (0, 1))
+    assert in_cluster[0].margin == pytest.approx(0.6, abs=1e-6)
+    assert in_catalog[0].margin == pytest.approx(0.0, abs=1e-6) and in_catalog[0].rival == 2
+
+
+@pytest.mark.parametrize(
+    ("margin", "risk"),
+    [
+        (-0.3, Risk.HIGH),
+        (0.0999, Risk.HIGH),
+        (0.10, Risk.MEDIUM),
+        (0.1999, Risk.MEDIUM),
+        (0.2, Risk.LOW),
+    ],
+)
+def test_risk_follows_the_paper_thresholds(margin: float, risk: Risk) -> None:
+    assert MarginThresholds().grade(margin) is risk
+
+
+def test_cohesion_grading_for_the_no_margin_ablation() -> None:
+    grade = CohesionThresholds(high=0.9, medium=0.8).grade
+    assert (grade(0.95), grade(0.85), grade(0.7)) == (Risk.HIGH, Risk.MEDIUM, Risk.LOW)
+
+
+def test_tokens_drop_stop_words_case_and_single_letters() -> None:
+    assert tokens("Get the Issue for a repo, via the MCP tool: x 42") == {
+        "get",
+        "issue",
+        "repo",
+        "42",
+    }
+
+
+def test_identical_summaries_need_regeneration() -> None:
+    d = diagnose(
+        ["read_file", "read_text_file"],
+        ["Read a file from disk.", "Read the file from the disk."],
+        [{}, {}],
+    )
+    assert d.diagnosis == REGENERATE
+    assert d.regenerate == ("read_file", "read_text_file")
+    assert d.shared == ("disk", "file", "read")
+    assert d.distinct == {"read_file": (), "read_text_file": ()}
+
+
+def test_one_member_without_distinct_words_is_enough_to_regenerate() -> None:
+    d = diagnose(["a", "b"], ["List issues.", "List issues in a milestone."], [{}, {}])
+    assert d.diagnosis == REGENERATE and d.regenerate == ("a",)
+    assert d.distinct["b"] == ("milestone",)
+
+
+def test_suggestion_names_the_argument_only_one_member_takes() -> None:
+    d = diagnose(
+        ["list_issues", "get_issue"],
+        ["List issues of a repository.", "Fetch one issue by number."],
+        [{"properties": {"owner": {}, "repo": {}}}, {"properties": {"owner": {}, "number": {}}}],
+    )
+    assert d.diagnosis.startswith("Make explicit")
+    assert "list_issues: say it takes repo" in d.diagnosis
+    assert "get_issue: say it takes number" in d.diagnosis
+    assert d.shared == ("issue",) or d.shared == ()
+
+
+def test_jaccard_edges_match_brute_force() -> None:
+    rng = np.random.default_rng(0)
+    vocab = [f"w{i}" for i in range(30)]
+    sets = [frozenset(rng.choice(vocab, size=rng.integers(2, 8), replace=False)) for _ in range(80)]
+    want = {
+        (i, j): jaccard(sets[i], sets[j])
+        for i in range(80)
+        for j in range(i + 1, 80)
+        if jaccard(sets[i], sets[j]) > 0.25
+    }
+    rows, cols, vals = jaccard_edges(sets, 0.25, block=7)
+    got = {(int(i), int(j)): float(v) for i, j, v in zip(rows, cols, vals, strict=True)}
+    assert got.keys() == want.keys()
+    for key, value in want.items():
+        assert got[key] == pytest.approx(value, abs=1e-6)
+
+
+def test_jaccard_groups_are_components_with_their_mean_jaccard() -> None:
+    sets = [frozenset("ab"), frozenset("abc"), frozenset("xyz"), frozenset("xy"), frozenset("q")]
+    groups = jaccard_groups(sets, 0.25)
+    assert sorted(m for m, _ in groups) == [(0, 1), (2, 3)]
+    assert dict(groups)[(0, 1)] == pytest.approx(mean_pairwise_jaccard([sets[0], sets[1]]))

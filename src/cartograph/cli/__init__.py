@@ -17,6 +17,7 @@ COMMAND_MODULES: list[tuple[str, str]] = [
     ("cartograph.cli.cards_cmd", "cards"),
     ("cartograph.cli.bootstrap_cmd", "bootstrap"),
     ("cartograph.cli.serve_cmd", "serve"),
+    ("cartograph.cli.rift_cmd", "rift"),
 ]
 
 

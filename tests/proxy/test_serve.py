@@ -1,0 +1,101 @@
+"""`cartograph serve` as a child process, driven by the official SDK client over stdio and over
+streamable HTTP."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import anyio
+import pytest
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
+from mcp.client.streamable_http import streamable_http_client
+from proxykit import Env, call, data, text
+
+pytestmark = pytest.mark.anyio
+
+CARTOGRAPH = str(Path(sys.executable).with_name("cartograph"))
+
+
+async def _exercise(client: ClientSession) -> None:
+    with anyio.fail_after(60):
+        await client.initialize()
+        listed = await client.list_tools()
+        found = data(await client.call_tool("discover", {"task": "add two numbers", "k": 2}))
+    assert sorted(t.name for t in listed.tools) == ["call", "discover", "status"]
+    assert found["tools"] and found["tools"][0]["tool"] == "add"
+    assert text(await call(client, "chaos", "add", {"a": 1, "b": 2})) == "3"
+    assert text(await call(client, "crashy", "hello", {"name": "cli"})).startswith("hello cli")
+    bad = await call(client, "chaos", "add", {"a": 1})
+    assert bad.isError and "'b' is a required property" in text(bad)
+
+
+async def test_serve_over_stdio(env: Env) -> None:
+    config = env.config()
+    params = StdioServerParameters(
+        command=CARTOGRAPH, args=["--home", str(env.ws.root), "serve", "--config", str(config)]
+    )
+    async with stdio_client(params) as (read, write), ClientSession(read, write) as client:
+        await _exercise(client)
+
+
+@pytest.fixture
+def http_proxy(env: Env) -> Iterator[str]:
+    config = env.config()
+    proc = subprocess.Popen(
+        [
+            CARTOGRAPH,
+            "--home",
+            str(env.ws.root),
+            "serve",
+            "--transport",
+            "http",
+            "--port",
+            "0",
+            "--config",
+            str(config),
+            "--per-client",
+            "chaos",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert proc.stderr is not None
+    url = None
+    for line in proc.stderr:  # ends at EOF if the server dies
+        if "serving MCP at " in line:
+            url = line.rsplit(" ", 1)[1].strip()
+            break
+    try:
+        assert url, "serve --transport http did not report its URL"
+        yield url
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+        proc.stderr.close()
+
+
+async def test_serve_over_streamable_http_with_per_client_sessions(http_proxy: str) -> None:
+    async with (
+        streamable_http_client(http_proxy) as (read, write, _),
+        ClientSession(read, write) as alice,
+    ):
+        await _exercise(alice)
+        first = await call(alice, "chaos", "counter")
+        async with (
+            streamable_http_client(http_proxy) as (read2, write2, _),
+            ClientSession(read2, write2) as bob,
+        ):
+            await bob.initialize()
+            bobs = await call(bob, "chaos", "counter")
+            status = data(await bob.call_tool("status", {}))
+        second = await call(alice, "chaos", "counter")
+    assert (text(first), text(bobs), text(second)) == ("1", "1", "2")
+    chaos = next(s for s in status["servers"] if s["server"] == "chaos")
+    assert len(chaos["sessions"]) == 2  # one per client
+    assert json.dumps(status)

@@ -124,3 +124,24 @@ def test_bootstrap_unknown_server_is_a_usage_error(tmp_path):
                  home=tmp_path / "h")
     assert result.exit_code == 2
     assert "nope" in result.output
+
+
+@pytest.mark.fleet
+def test_bootstrap_real_example_fleet_with_a_broken_entry(example_config, tmp_path):
+    text = example_config.read_text().replace("${configDir}", str(example_config.parent))
+    config = json.loads(text)
+    config["mcpServers"]["broken"] = {"command": "/nonexistent/mcp-server-that-is-not-there"}
+    broken_config = tmp_path / "mcp.json"
+    broken_config.write_text(json.dumps(config))
+    result = run("bootstrap", "--config", str(broken_config), "--no-index", "--json",
+                 home=tmp_path / "home")
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    assert set(report["cards"]) == {"filesystem", "memory", "everything", "sequential-thinking",
+                                    "time", "fetch", "git", "sqlite"}
+    assert set(report["failed"]) == {"broken"}
+    assert "nonexistent" in report["failed"]["broken"]["error"]
+    assert all(c["tools"] > 0 for c in report["cards"].values())
+    strict = run("bootstrap", "--config", str(example_config), "--server", "time", "--strict",
+                 "--no-index", home=tmp_path / "home")
+    assert strict.exit_code == 0, strict.output

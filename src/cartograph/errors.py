@@ -10,7 +10,9 @@ errors are mapped to these in one place per layer with ``raise ... from exc``.
     ├── UpstreamError              an upstream server failed (start, protocol, timeout)
     │   └── UpstreamTimeout        it did not answer in time ("retry")
     ├── CardError                  a capability card is malformed
-    │   └── VerificationError      a card's signature does not verify (tampered, unknown key, unsigned)
+    │   ├── VerificationError      a card's signature does not verify (tampered, unknown key, unsigned)
+    │   └── GeneratorError         a card generator failed for a server/tool (e.g. the LLM kept
+    │                              answering badly or could not be reached)
     ├── KeyError_                  operator key missing or unreadable
     ├── IndexError_                the retrieval index is missing, stale or tampered
     ├── EmbedderError              an embedding backend failed to load or answer
@@ -86,6 +88,16 @@ class CardError(CartographError):
 
 class VerificationError(CardError):
     """A card's signature does not verify: tampered, signed by an unknown key, or unsigned."""
+
+
+class GeneratorError(CardError):
+    """A card generator could not write a server's (or one tool's) card text."""
+
+    def __init__(self, server: str, message: str, *, tool: str | None = None) -> None:
+        self.server = server
+        self.tool = tool
+        where = f"server {server!r}" + (f", tool {tool!r}" if tool else "")
+        super().__init__(f"{where}: {message}")
 
 
 class KeyError_(CartographError):  # noqa: N801 - the builtin name is taken

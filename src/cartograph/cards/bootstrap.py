@@ -93,6 +93,9 @@ def generate_card(
         drafts, [_dup_index(server.tools, i) for i in range(len(drafts))]
     )
 
+    cap_summary, cap_usage, domains = capability_text(
+        product, [d.facts for d in drafts], [ex[0] for d in drafts[:3] for ex in d.examples[:1]]
+    )
     entries: list[ToolEntry] = []
     reports: list[ToolReport] = []
     for tool, draft, summary in zip(server.tools, drafts, summaries, strict=True):
@@ -117,7 +120,7 @@ def generate_card(
                 summary=summary,
                 usage=draft.usage,
                 examples=examples,
-                tags=list(draft.tags),
+                tags=[*draft.tags, *(d for d in domains if d not in draft.tags)],
                 input_schema=schema,
                 input_schema_hash=sha256_json(schema),
                 description_hash=sha256_text(description if isinstance(description, str) else None),
@@ -130,9 +133,6 @@ def generate_card(
         for d in draft.dropped:
             logger.info("%s/%s: dropped %s text: %.60s", server.name, draft.name, d.reason, d.text)
 
-    cap_summary, cap_usage, domains = capability_text(
-        product, [d.facts for d in drafts], [ex[0] for d in drafts[:3] for ex in d.examples[:1]]
-    )
     card = Card(
         identity=Identity(
             server=server.name,

@@ -372,12 +372,29 @@ def cjk_gloss(text: str) -> list[str]:
     return out
 
 
-def domains_for(words: list[str], *, min_hits: int = 1, limit: int = 3) -> list[str]:
-    """Domain tags whose vocabulary ``words`` hit most (ties by name), best first."""
-    counts: dict[str, int] = {}
-    for word in words:
-        for name, vocab in DOMAINS.items():
-            if word in vocab:
-                counts[name] = counts.get(name, 0) + 1
-    ranked = sorted((n for n, c in counts.items() if c >= min_hits), key=lambda n: (-counts[n], n))
-    return ranked[:limit]
+def domains_for(
+    tool_words: list[list[str]], product_words: tuple[str, ...] = (), *, limit: int = 3
+) -> list[str]:
+    """Domain tags for a server, best first (ties by name).
+
+    A domain counts the tools whose words hit its vocabulary (twice for the product name). It is
+    kept when at least a fifth of the tools (at least one) hit it with two or more distinct
+    vocabulary words across the server, or when the product name hits it.
+    """
+    need = max(1, -(-len(tool_words) // 5))
+    scores: dict[str, int] = {}
+    distinct: dict[str, set[str]] = {}
+    for words in tool_words:
+        hit = {name for name, vocab in DOMAINS.items() for w in words if w in vocab}
+        for name in hit:
+            scores[name] = scores.get(name, 0) + 1
+            distinct.setdefault(name, set()).update(w for w in words if w in DOMAINS[name])
+    by_product = {name for name, vocab in DOMAINS.items() for w in product_words if w in vocab}
+    for name in by_product:
+        scores[name] = scores.get(name, 0) + 2 * need
+    kept = [
+        n
+        for n, score in scores.items()
+        if n in by_product or (score >= need and len(distinct.get(n, ())) >= 2)
+    ]
+    return sorted(kept, key=lambda n: (-scores[n], n))[:limit]

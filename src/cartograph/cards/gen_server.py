@@ -113,8 +113,7 @@ def capability_text(
     objects: Counter[str] = Counter()
     for f in facts:
         objects.update(set(f.objects))
-    all_words = [w for f in facts for w in f.words] + list(product.words)
-    domains = domains_for(all_words, min_hits=2 if len(facts) > 3 else 1)
+    domains = domains_for([list(f.words) for f in facts], product.words)
     top_verbs = [v for v, _ in sorted(verbs.items(), key=lambda kv: (-kv[1], kv[0]))[:6]]
     top_objects = [
         o

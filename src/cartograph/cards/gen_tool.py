@@ -12,7 +12,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from cartograph.cards.gen_lexicon import canonical_verb, cjk_gloss, domains_for, verb_synonyms
+from cartograph.cards.gen_lexicon import (
+    canonical_verb,
+    cjk_gloss,
+    verb_synonyms,
+)
 from cartograph.cards.gen_schema import Param, example_arguments, params_of
 from cartograph.cards.gen_server import Product, ToolFacts, tool_mode
 from cartograph.cards.text import (
@@ -30,7 +34,9 @@ MAX_SHARED_RUN = 6
 """Strictly below the 8-word limit the tests hold us to, for a margin."""
 
 _SUMMARY_HINTS = 10
-_USAGE_HINTS = 30
+_USAGE_HINTS = 22
+_TAG_HINTS = 70
+_MAX_TAGS = 80
 _NAME_NOISE = frozenset({"mcp", "tool", "tools", "api", "server"})
 
 
@@ -91,7 +97,7 @@ def compose_tool(tool: dict[str, Any], product: Product) -> ToolDraft:
         lambda: _summary(verb, objects, product, params, sorted(s_hints)),
         lambda: _summary(verb, objects, product, [], []),
     )
-    u_hints = [*hint_words[_SUMMARY_HINTS:_USAGE_HINTS], *param_hints[:12], *segments]
+    u_hints = [*hint_words[_SUMMARY_HINTS:_USAGE_HINTS], *param_hints[:6], *segments]
     kept = filtered.kept
     usage = _guarded(
         sources,
@@ -109,7 +115,8 @@ def compose_tool(tool: dict[str, Any], product: Product) -> ToolDraft:
         (f"Use {identifier_phrase(name) or name} in {product.display}", arguments),
     )
     words = [*core, *objects, *hint_words[:12], *(w for p in params for w in p.words)]
-    tag_list = _tags(product, verb, objects, words, gloss, segments)
+    extra = [*hint_words[_USAGE_HINTS:_TAG_HINTS], *param_hints[6:30]]
+    tag_list = _tags(product, verb, objects, [*gloss, *segments, *extra])
     joined = _guarded(
         sources,
         lambda: " ; ".join(tag_list),
@@ -276,22 +283,18 @@ def _tags(
     product: Product,
     verb: str | None,
     objects: list[str],
-    words: list[str],
-    gloss: list[str],
-    segments: list[str],
+    hints: list[str],
 ) -> list[str]:
     tags: list[str] = [" ".join(product.words)]
     if product.vendor:
         tags.append(product.vendor.lower())
-    tags.extend(domains_for(words))
     if verb:
         tags.append(verb)
         tags.extend(verb_synonyms(verb)[:3])
     tags.extend(objects)
-    tags.extend(gloss)
-    tags.extend(segments)
+    tags.extend(hints)
     out: list[str] = []
     for tag in tags:
         if tag and tag not in out:
             out.append(tag)
-    return out[:24]
+    return out[:_MAX_TAGS]

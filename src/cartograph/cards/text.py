@@ -20,7 +20,9 @@ def wordset(text: str) -> frozenset[str]:
 
 # letters and digits, never the underscore: snake_case splits like spaces do
 _RUN = re.compile(r"[^\W_]+", re.UNICODE)
-_CAMEL = re.compile(r"[A-Z]+\d*(?=[A-Z][a-z])|[A-Z]?[a-z]+\d*|[A-Z]+\d*|\d+[a-z]*|[^\W\d_a-zA-Z]+")
+_CAMEL = re.compile(
+    r"[A-Z]{2,}s(?![a-z])|[A-Z]+\d*(?=[A-Z][a-z])|[A-Z]?[a-z]+\d*|[A-Z]+\d*|\d+[a-z]*|[^\W\d_a-zA-Z]+"
+)
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
 _CJK_RUN = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]+")
 

@@ -14,9 +14,11 @@ from typing import TextIO
 import httpx
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 from mcp.client.sse import sse_client
-from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.message import SessionMessage
+
+from cartograph.upstream.stdio_bounded import bounded_stdio_client
 
 ReadStream = MemoryObjectReceiveStream[SessionMessage | Exception]
 WriteStream = MemoryObjectSendStream[SessionMessage]
@@ -33,7 +35,7 @@ async def stdio_transport(
 ) -> AsyncIterator[TransportStreams]:
     """Start ``command``; ``env`` is laid over the SDK's safe defaults (PATH, HOME, ...)."""
     params = StdioServerParameters(command=command, args=list(args), env=dict(env) or None, cwd=cwd)
-    async with stdio_client(params, errlog=errlog) as (read, write):
+    async with bounded_stdio_client(params, errlog=errlog) as (read, write):
         yield read, write
 
 

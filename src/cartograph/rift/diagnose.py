@@ -2,7 +2,8 @@
 
 Tokens of a card summary: lowercased ``[a-z0-9]+`` words of two or more characters, English stop
 words and MCP filler words ("tool", "mcp", ...) removed. ``shared`` is the intersection of the
-members' tokens; ``distinct(t)`` is ``t``'s tokens minus every other member's. When a member has
+members' tokens (sorted); ``distinct(t)`` is ``t``'s tokens minus every other member's, in the
+order they appear in its summary. When a member has
 no distinct token its card cannot be told apart by wording: the diagnosis is ``REGENERATE``.
 Otherwise a one-line suggestion names, per member, what to make explicit: an argument only it
 takes (from the signed input schema) or else its distinct words. Pure functions, no I/O.
@@ -32,9 +33,18 @@ STOP_WORDS = frozenset(_STOP_TEXT.split())
 _TOKEN = re.compile(r"[a-z0-9]+")
 
 
+def ordered_tokens(text: str) -> list[str]:
+    """Content words of ``text`` (see module docstring), first occurrence order, no repeats."""
+    seen: dict[str, None] = {}
+    for t in _TOKEN.findall(text.lower()):
+        if len(t) >= 2 and t not in STOP_WORDS:
+            seen.setdefault(t, None)
+    return list(seen)
+
+
 def tokens(text: str) -> frozenset[str]:
-    """Content words of ``text`` (see module docstring)."""
-    return frozenset(t for t in _TOKEN.findall(text.lower()) if len(t) >= 2 and t not in STOP_WORDS)
+    """Content words of ``text`` as a set."""
+    return frozenset(ordered_tokens(text))
 
 
 @dataclass(frozen=True)
@@ -62,12 +72,13 @@ def diagnose(
     ``labels`` name the members in the report (tool names, or ``server/tool`` when two members
     share a tool name); all three sequences are in member order.
     """
-    toks = [tokens(s) for s in summaries]
+    ordered = [ordered_tokens(s) for s in summaries]
+    toks = [frozenset(o) for o in ordered]
     shared = frozenset.intersection(*toks) if toks else frozenset()
     distinct: dict[str, tuple[str, ...]] = {}
     for k, label in enumerate(labels):
         others = frozenset().union(*(t for j, t in enumerate(toks) if j != k))
-        distinct[label] = tuple(sorted(toks[k] - others))
+        distinct[label] = tuple(t for t in ordered[k] if t not in others)
     regenerate = tuple(label for label in labels if not distinct[label])
     if regenerate:
         return Diagnosis(tuple(sorted(shared)), distinct, regenerate, REGENERATE)

@@ -44,6 +44,7 @@ def _histogram(
     title: str,
     x_label: str,
     marks: list[tuple[float, str]] | None = None,
+    ticks: list[float] | None = None,
     width: int = 460,
     height: int = 230,
 ) -> str:
@@ -55,7 +56,7 @@ def _histogram(
             if bins[k] <= v < bins[k + 1] or (last and v == bins[-1]):
                 counts[k] += 1
                 break
-    left, right, top, bottom = 44, 12, 24, 40
+    left, right, top, bottom = 44, 12, 34, 40
     pw, ph = width - left - right, height - top - bottom
     peak = max(counts) or 1
     lo, hi = bins[0], bins[-1]
@@ -80,19 +81,26 @@ def _histogram(
         parts.append(
             f'<line x1="{left}" y1="{y:.1f}" x2="{left + pw}" y2="{y:.1f}" stroke="#eee"/>'
         )
+    cuts = sorted(v for v, _ in marks or [])
+    zone_colors = [_COLORS["HIGH"], _COLORS["MEDIUM"], _COLORS["LOW"]]
     for k, count in enumerate(counts):
         x0, x1 = x_of(bins[k]), x_of(bins[k + 1])
         h = ph * count / peak
+        fill = "#4a78a8"
+        if cuts:
+            fill = zone_colors[min(sum(1 for c in cuts if bins[k] >= c), 2)]
         parts.append(
             f'<rect x="{x0 + 1:.1f}" y="{top + ph - h:.1f}" width="{max(x1 - x0 - 2, 1):.1f}" '
-            f'height="{h:.1f}" fill="#4a78a8"><title>[{bins[k]:g}, {bins[k + 1]:g}): '
-            f"{count}</title></rect>"
+            f'height="{h:.1f}" fill="{fill}" fill-opacity="0.8"><title>[{bins[k]:g}, '
+            f"{bins[k + 1]:g}): {count}</title></rect>"
         )
-    step = max(1, (len(bins) - 1) // 8)
-    for k in range(0, len(bins), step):
+    if ticks is None:
+        step = max(1, (len(bins) - 1) // 8)
+        ticks = bins[::step]
+    for tick in ticks:
         parts.append(
-            f'<text x="{x_of(bins[k]):.1f}" y="{top + ph + 14}" text-anchor="middle" '
-            f'font-size="10">{bins[k]:g}</text>'
+            f'<text x="{x_of(tick):.1f}" y="{top + ph + 14}" text-anchor="middle" '
+            f'font-size="10">{tick:g}</text>'
         )
     parts.append(
         f'<text x="{left + pw / 2}" y="{height - 6}" text-anchor="middle" font-size="11">'
@@ -102,12 +110,12 @@ def _histogram(
         if lo <= value <= hi:
             x = x_of(value)
             parts.append(
-                f'<line x1="{x:.1f}" y1="{top}" x2="{x:.1f}" y2="{top + ph}" '
-                'stroke="#c0392b" stroke-dasharray="4 3"/>'
+                f'<line x1="{x:.1f}" y1="{top - 6}" x2="{x:.1f}" y2="{top + ph}" '
+                'stroke="#333" stroke-dasharray="4 3"/>'
             )
             parts.append(
-                f'<text x="{x + 3:.1f}" y="{top + 10}" font-size="10" fill="#c0392b">'
-                f"{escape(label)}</text>"
+                f'<text x="{x - 2:.1f}" y="{top - 8}" font-size="10" text-anchor="end">'
+                f"{escape(label)} {value:g}</text>"
             )
     parts.append("</svg>")
     return "".join(parts)
@@ -125,6 +133,12 @@ def _margin_bins(values: list[float]) -> list[float]:
 def _size_bins(sizes: list[int]) -> list[float]:
     top = max([2, *sizes])
     return [float(s) - 0.5 for s in range(2, top + 2)]
+
+
+def _size_ticks(sizes: list[int]) -> list[float]:
+    top = max([2, *sizes])
+    step = max(1, (top - 1) // 8)
+    return [float(s) for s in range(2, top + 1, step)]
 
 
 def _cluster_row(k: int, c: ClusterReport) -> str:
@@ -180,9 +194,9 @@ def render_html(report: RiftReport, *, title: str = "Rift report") -> str:
         med = report.config.get("margin_medium")
         marks = []
         if isinstance(hi, float | int):
-            marks.append((float(hi), "HIGH <"))
+            marks.append((float(hi), "HIGH below"))
         if isinstance(med, float | int):
-            marks.append((float(med), "MEDIUM <"))
+            marks.append((float(med), "MEDIUM below"))
         figs.append(
             _histogram(
                 margins,
@@ -198,6 +212,7 @@ def render_html(report: RiftReport, *, title: str = "Rift report") -> str:
             _histogram(
                 [float(x) for x in sizes],
                 bins=_size_bins(sizes),
+                ticks=_size_ticks(sizes),
                 title=f"Cluster sizes ({len(sizes)} clusters; largest {max(size_counts)})",
                 x_label="tools in the cluster",
             )

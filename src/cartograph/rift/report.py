@@ -3,14 +3,16 @@
 Shape (extra fields after the required ones)::
 
     {"summary": {"clusters", "high", "medium", "low", "tools_in_clusters", "within_server",
-                 "cross_server"},
+                 "cross_server", "negative_margins"},
      "clusters": [{"members": [[server, tool], ...], "cohesion", "margin_min", "risk",
                    "shared_tokens", "distinct_tokens": {label: [...]}, "diagnosis",
                    "regenerate", "jaccard", "queries", "margins", "rivals"}],
      "config": {...}, "tools_total": n, "timing": {...}}
 
-A member's *label* (the key of ``distinct_tokens``, ``queries``, ``margins``, ``rivals``) is its
-tool name, or ``server/tool`` for every member when two members of the cluster share a tool name.
+``negative_margins`` counts clustered tools whose own synthetic query ranks a cluster mate
+first (null without margins). A member's *label* (the key of ``distinct_tokens``, ``queries``,
+``margins``, ``rivals``) is its tool name, or ``server/tool`` for every member when two members
+of the cluster share a tool name.
 """
 
 from __future__ import annotations
@@ -56,11 +58,14 @@ class Summary(BaseModel):
     tools_in_clusters: int
     within_server: int
     cross_server: int
+    negative_margins: int | None = None
 
     @classmethod
     def of(cls, clusters: list[ClusterReport]) -> Summary:
         risks = [c.risk for c in clusters]
         within = sum(1 for c in clusters if len(c.servers) == 1)
+        with_margins = [c for c in clusters if c.margins is not None]
+        negative = sum(1 for c in with_margins for m in (c.margins or {}).values() if m < 0)
         return cls(
             clusters=len(clusters),
             high=risks.count("HIGH"),
@@ -69,6 +74,7 @@ class Summary(BaseModel):
             tools_in_clusters=sum(len(c.members) for c in clusters),
             within_server=within,
             cross_server=len(clusters) - within,
+            negative_margins=negative if with_margins else None,
         )
 
 

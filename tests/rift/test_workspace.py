@@ -1,0 +1,219 @@
+"""Rift over a real workspace: real cards, real embedder, real index; the CLI as a CI gate."""
+
+from __future__ import annotations
+
+import json
+from html.parser import HTMLParser
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from cartograph.cards.store import load_verified
+from cartograph.index import embed_queries, open_index
+from cartograph.rift import REGENERATE, RiftConfig, RiftReport, synthetic_query
+from cartograph.rift.workspace import load_inputs, regenerate, run_rift
+from cartograph.workspace import Workspace
+
+from .conftest import cli
+
+SUMMARY_KEYS = {
+    "clusters",
+    "high",
+    "medium",
+    "low",
+    "tools_in_clusters",
+    "within_server",
+    "cross_server",
+}
+CLUSTER_KEYS = {
+    "members",
+    "cohesion",
+    "margin_min",
+    "risk",
+    "shared_tokens",
+    "distinct_tokens",
+    "diagnosis",
+}
+
+
+def test_deprecated_read_file_alias_is_a_high_risk_confusion(rift_report: RiftReport) -> None:
+    report = rift_report
+    cluster = next(c for c in report.clusters if ("filesystem", "read_file") in c.members)
+    assert ("filesystem", "read_text_file") in cluster.members
+    assert cluster.risk == "HIGH"
+
+
+def test_every_member_has_a_query_from_its_name_and_schema_never_its_summary(
+    rift_home: Path, rift_report: RiftReport
+) -> None:
+    report = rift_report
+    cards = load_verified(Workspace(rift_home)).cards
+    assert report.clusters
+    for cluster in report.clusters:
+        assert cluster.queries is not None
+        for (server, tool), label in zip(cluster.members, cluster.distinct_tokens, strict=True):
+            entry = cards[server].tool(tool)
+            assert entry is not None
+            assert cluster.queries[label] == synthetic_query(tool, entry.input_schema)
+            assert entry.summary not in cluster.queries[label]
+
+
+def test_reported_margins_match_a_hand_computation(
+    rift_home: Path, rift_report: RiftReport
+) -> None:
+    report = rift_report
+    index = open_index(Workspace(rift_home))
+    for cluster in report.clusters[:5]:
+        assert cluster.queries is not None and cluster.margins is not None
+        rows = [index.tool_ids.index((s, t)) for s, t in cluster.members]
+        labels = list(cluster.distinct_tokens)
+        q = embed_queries(index.embedder, [cluster.queries[lab] for lab in labels])
+        scores = q.astype(np.float64) @ index.tool_vectors[rows].T.astype(np.float64)
+        for k, lab in enumerate(labels):
+            others = np.delete(scores[k], k)
+            assert cluster.margins[lab] == pytest.approx(scores[k, k] - others.max(), abs=2e-3)
+        assert cluster.margin_min == pytest.approx(min(cluster.margins.values()), abs=1e-9)
+        want = (
+            "HIGH"
+            if cluster.margin_min < 0.10
+            else "MEDIUM"
+            if cluster.margin_min < 0.20
+            else "LOW"
+        )
+        assert cluster.risk == want
+
+
+def test_clusters_respect_theta_and_cohesion_is_their_mean_cosine(
+    rift_home: Path, rift_report: RiftReport
+) -> None:
+    inputs = load_inputs(Workspace(rift_home))
+    report = rift_report
+    pos = {(t.server, t.tool): i for i, t in enumerate(inputs.tools)}
+    for cluster in report.clusters:
+        rows = [pos[tuple(m)] for m in cluster.members]
+        sims = inputs.vectors[rows] @ inputs.vectors[rows].T
+        k = len(rows)
+        mean = (sims.sum() - np.trace(sims)) / (k * (k - 1))
+        assert cluster.cohesion == pytest.approx(mean, abs=1e-3)
+        # average linkage below the cut: the mean pairwise distance is within 1 - theta
+        assert 1 - mean <= 0.35 + 1e-6
+
+
+def test_no_margin_ablation_keeps_the_clusters_and_grades_by_cohesion(
+    rift_home: Path, rift_report: RiftReport
+) -> None:
+    ws = Workspace(rift_home)
+    full = rift_report
+    ablation = run_rift(ws, RiftConfig(use_margin=False))
+    assert sorted(map(str, (c.members for c in ablation.clusters))) == sorted(
+        map(str, (c.members for c in full.clusters))
+    )
+    assert all(c.margin_min is None and c.queries is None for c in ablation.clusters)
+    for c in ablation.clusters:
+        assert c.risk == (
+            "HIGH" if c.cohesion >= 0.85 else "MEDIUM" if c.cohesion >= 0.75 else "LOW"
+        )
+
+
+def test_baselines_group_without_margins(rift_home: Path, rift_report: RiftReport) -> None:
+    ws = Workspace(rift_home)
+    cosine = run_rift(ws, RiftConfig(method="cosine"))
+    jaccard = run_rift(ws, RiftConfig(method="jaccard"))
+    rift = rift_report
+    # threshold components contain every average-linkage cluster
+    comps = [set(map(tuple, c.members)) for c in cosine.clusters]
+    for c in rift.clusters:
+        assert any(set(map(tuple, c.members)) <= comp for comp in comps)
+    assert all(c.margin_min is None for c in cosine.clusters + jaccard.clusters)
+    assert all(c.jaccard is not None and c.jaccard > 0 for c in jaccard.clusters)
+
+
+def test_cli_json_has_the_documented_shape_and_fails_on_high(rift_home: Path) -> None:
+    result = cli(rift_home, "rift", "--json")
+    assert result.exit_code == 1  # the read_file alias cluster is HIGH
+    data = json.loads(result.stdout)
+    assert set(data["summary"]) >= SUMMARY_KEYS
+    assert data["summary"]["high"] >= 1
+    for cluster in data["clusters"]:
+        assert set(cluster) >= CLUSTER_KEYS
+        assert all(isinstance(m, list) and len(m) == 2 for m in cluster["members"])
+        assert set(cluster["distinct_tokens"]) == set(cluster["queries"])
+        if cluster["diagnosis"] == REGENERATE:
+            assert any(not v for v in cluster["distinct_tokens"].values())
+    s = data["summary"]
+    assert s["high"] + s["medium"] + s["low"] == s["clusters"] == len(data["clusters"])
+    assert s["within_server"] + s["cross_server"] == s["clusters"]
+    assert s["tools_in_clusters"] == sum(len(c["members"]) for c in data["clusters"])
+
+
+def test_cli_exit_codes_follow_fail_on(rift_home: Path) -> None:
+    assert cli(rift_home, "rift", "--fail-on", "never").exit_code == 0
+    assert cli(rift_home, "rift", "--fail-on", "medium").exit_code == 1
+    # a theta so strict that nothing clusters passes even the strictest gate
+    assert cli(rift_home, "rift", "--theta", "0.999", "--fail-on", "medium").exit_code == 0
+    assert cli(rift_home, "rift", "--method", "nope").exit_code == 2
+    assert cli(rift_home, "rift", "--theta", "1.5").exit_code == 2
+    assert cli(rift_home, "rift", "--high", "0.3", "--medium", "0.2").exit_code == 2
+
+
+def test_cli_baseline_and_ablation_flags_change_the_report(rift_home: Path) -> None:
+    data = json.loads(cli(rift_home, "rift", "--json", "--no-margin").stdout)
+    assert data["config"]["margin"] is False
+    assert all(c["margin_min"] is None for c in data["clusters"])
+    data = json.loads(cli(rift_home, "rift", "--json", "--method", "jaccard").stdout)
+    assert data["config"]["method"] == "jaccard"
+
+
+class _Checker(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.tags: list[str] = []
+        self.external: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags.append(tag)
+        for name, value in attrs:
+            if name in ("src", "href") and value:
+                self.external.append(value)
+
+
+def test_cli_html_is_one_self_contained_page_with_two_pictures(
+    rift_home: Path, tmp_path: Path
+) -> None:
+    out = tmp_path / "rift.html"
+    result = cli(rift_home, "rift", "--html", str(out), "--fail-on", "never")
+    assert result.exit_code == 0
+    text = out.read_text(encoding="utf-8")
+    checker = _Checker()
+    checker.feed(text)
+    assert "script" not in checker.tags and "link" not in checker.tags
+    assert checker.external == []
+    assert checker.tags.count("svg") == 2
+    assert "read_text_file" in text and "Per-tool margin" in text and "Cluster sizes" in text
+
+
+def test_regenerate_resigns_verifiable_cards_and_reports_before_and_after(
+    rift_home_copy: Path,
+) -> None:
+    ws = Workspace(rift_home_copy)
+    result = regenerate(ws)
+    targets = {
+        (s, t) for c in result.before.clusters if c.diagnosis == REGENERATE for s, t in c.members
+    }
+    if not targets:
+        pytest.skip("no REGENERATE diagnosis in this workspace")
+    assert result.after is not None
+    loaded = load_verified(ws)
+    assert not loaded.failures
+    touched = {
+        (s, t)
+        for part in (result.rewritten, result.unchanged)
+        for s, ts in part.items()
+        for t in ts
+    }
+    assert touched and touched <= targets
+    if not result.context_passed:
+        # a deterministic generator without collision context writes the same text again
+        assert not result.rewritten
+        assert result.after.summary == result.before.summary

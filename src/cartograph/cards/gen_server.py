@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from cartograph.cards.gen_lexicon import NOT_PRODUCT, domains_for
-from cartograph.cards.text import wordset
+from cartograph.cards.text import STOPWORDS, wordset
 from cartograph.upstream.snapshot import ServerSnapshot
 
 _NAME_PART = re.compile(r"[A-Za-z][A-Za-z0-9]*|[0-9]+[A-Za-z]*|[^\W\d_A-Za-z]+")
@@ -118,7 +118,7 @@ def capability_text(
     top_objects = [
         o
         for o, _ in sorted(objects.items(), key=lambda kv: (-kv[1], kv[0]))
-        if o not in product.words
+        if o not in product.words and o not in STOPWORDS and len(o) > 1
     ][:8]
     modes = Counter(f.mode for f in facts)
     n = len(facts)

@@ -8,6 +8,7 @@ publisher's text would appear in it, the hint words are reordered, then left out
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -76,7 +77,9 @@ def compose_tool(tool: dict[str, Any], product: Product) -> ToolDraft:
     while len(core) > 1 and core[0] in product.words:  # "airbnb_search" -> "search"
         core.pop(0)
     verb, objects = _verb_and_objects(core)
-    hint_words = content_words(filtered.kept, exclude=(*name_words, *product.words))
+    hint_words = content_words(
+        _without_product(filtered.kept, product), exclude=(*name_words, *product.words)
+    )
     if verb is None:
         verb = next((v for v in map(canonical_verb, hint_words[:3]) if v), None)
     if not objects:
@@ -142,6 +145,15 @@ def _verb_and_objects(core: list[str]) -> tuple[str | None, list[str]]:
         if verb:
             return verb, [w for j, w in enumerate(core) if j != i]
     return None, list(core)
+
+
+def _without_product(text: str, product: Product) -> str:
+    """``text`` without mentions of the product's own words (``GitHub`` would split into the
+    hint words ``git`` and ``hub``; the product name is in the text anyway)."""
+    for word in product.words:
+        if len(word) >= 4 and word.isascii():
+            text = re.sub(rf"(?i)(?<![a-z]){re.escape(word)}(?![a-z])", " ", text)
+    return text
 
 
 def _verbish(word: str) -> bool:

@@ -11,6 +11,8 @@ errors are mapped to these in one place per layer with ``raise ... from exc``.
     │   └── UpstreamTimeout        it did not answer in time ("retry")
     ├── CardError                  a capability card is malformed
     │   ├── VerificationError      a card's signature does not verify (tampered, unknown key, unsigned)
+    │   │   └── TrustError         the signing key is not trusted for it: unknown, revoked, outside
+    │   │                          its validity window, or the revocation list itself is invalid
     │   └── GeneratorError         a card generator failed for a server/tool (e.g. the LLM kept
     │                              answering badly or could not be reached)
     ├── KeyError_                  operator key missing or unreadable
@@ -90,12 +92,28 @@ class VerificationError(CardError):
     """A card's signature does not verify: tampered, signed by an unknown key, or unsigned."""
 
 
+class TrustError(VerificationError):
+    """The signing key is not trusted for this card (``kind`` says why; ``key_id`` names it).
+
+    Kinds: ``unknown`` (not in the trust store), ``revoked``, ``expired`` (signed after the key's
+    ``not_after``), ``not-yet-valid`` (signed before its ``not_before``), ``future`` (signed in
+    the future), ``revocation-list`` (the revocation list is missing, tampered or rolled back, so
+    no key can be trusted until it is fixed).
+    """
+
+    def __init__(self, message: str, *, kind: str, key_id: str | None = None) -> None:
+        self.kind = kind
+        self.key_id = key_id
+        super().__init__(message)
+
+
 class GeneratorError(CardError):
     """A card generator could not write a server's (or one tool's) card text."""
 
     def __init__(self, server: str, message: str, *, tool: str | None = None) -> None:
         self.server = server
         self.tool = tool
+        self.reason = message
         where = f"server {server!r}" + (f", tool {tool!r}" if tool else "")
         super().__init__(f"{where}: {message}")
 

@@ -1,7 +1,9 @@
 """Attestation: turn a catalog snapshot into signed cards in the store.
 
 This is the one place where generation, sealing and writing meet; ``cartograph bootstrap`` and
-Rift's regenerate step call it. Cards for servers not named are left untouched.
+Rift's regenerate step call it. Cards for servers not named are left untouched. The generator is
+``bootstrap`` (deterministic, :mod:`cartograph.cards.bootstrap`) or ``llm`` (the operator's
+model, :mod:`cartograph.cards.gen_llm`, which needs LLM settings).
 """
 
 from __future__ import annotations
@@ -9,6 +11,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from cartograph.cards.model import Card
 from cartograph.cards.seal import OperatorKey, sign_card
@@ -17,9 +20,14 @@ from cartograph.errors import CartographError, UsageError
 from cartograph.upstream.snapshot import Snapshot, utc_now
 from cartograph.workspace import Workspace
 
+if TYPE_CHECKING:
+    from cartograph.cards.bootstrap import GeneratedCard
+    from cartograph.cards.gen_llm import LLMStats, OnTool
+    from cartograph.cards.llm_client import LLMSettings
+
 logger = logging.getLogger(__name__)
 
-GENERATORS = ("bootstrap",)
+GENERATORS = ("bootstrap", "llm")
 
 
 @dataclass
@@ -29,6 +37,8 @@ class AttestResult:
     written: dict[str, Card] = field(default_factory=dict)
     dropped: dict[str, dict[str, list[str]]] = field(default_factory=dict)
     failed: dict[str, str] = field(default_factory=dict)
+    llm: LLMStats | None = None
+    """Token usage, cache hits and fallbacks of an ``llm`` run (None for ``bootstrap``)."""
 
 
 def attest_snapshot(
@@ -39,8 +49,14 @@ def attest_snapshot(
     generator: str = "bootstrap",
     servers: Iterable[str] | None = None,
     on_server: Callable[[str], None] | None = None,
+    llm: LLMSettings | None = None,
+    on_tool: OnTool | None = None,
 ) -> AttestResult:
-    """Generate, sign and store a card for each (selected) server of ``snapshot``."""
+    """Generate, sign and store a card for each (selected) server of ``snapshot``.
+
+    With ``generator="llm"``, ``llm`` settings are required; ``on_tool`` reports each tool as it
+    settles and ``on_server`` each server as it is signed.
+    """
     if generator not in GENERATORS:
         raise UsageError(f"unknown generator {generator!r}; choose one of {', '.join(GENERATORS)}")
     from cartograph.cards.bootstrap import generate_card
@@ -49,14 +65,39 @@ def attest_snapshot(
     snap_hash = snapshot.digest()
     created = utc_now()
     result = AttestResult()
-    for name, server in sorted(snapshot.servers.items()):
-        if wanted is not None and name not in wanted:
-            continue
+    chosen = [
+        (name, s)
+        for name, s in sorted(snapshot.servers.items())
+        if wanted is None or name in wanted
+    ]
+    pre: dict[str, GeneratedCard] = {}
+    if generator == "llm":
+        if llm is None:
+            raise UsageError("the llm generator needs LLM settings (base_url, model)")
+        from cartograph.cards.gen_llm import generate_llm_cards
+        from cartograph.cards.llm_cache import LLMCache
+
+        run = generate_llm_cards(
+            [s for _, s in chosen if not s.error],
+            llm,
+            LLMCache.for_workspace(ws),
+            created_at=created,
+            snapshot_hash=snap_hash,
+            on_tool=on_tool,
+        )
+        pre, result.llm = run.cards, run.stats
+        for name, exc in run.failed.items():
+            result.failed[name] = str(exc)
+    for name, server in chosen:
         if server.error:
             result.failed[name] = server.error
             continue
+        if generator == "llm" and name not in pre:
+            continue  # failed above, already reported
         try:
-            generated = generate_card(server, created_at=created, snapshot_hash=snap_hash)
+            generated = pre.get(name) or generate_card(
+                server, created_at=created, snapshot_hash=snap_hash
+            )
             card = sign_card(generated.card, key, signed_at=created)
             write_card(ws, card)
         except CartographError as exc:

@@ -47,7 +47,20 @@ from cartograph.workspace import Workspace, read_settings, update_settings
     type=click.Choice(GENERATORS),
     default="bootstrap",
     show_default=True,
-    help="Who writes the card text.",
+    help="Who writes the card text: the deterministic generator, or the operator's LLM "
+    '(settings in the "llm" block of <home>/config.json; see docs/llm-generator.md).',
+)
+@click.option("--llm-base-url", help="OpenAI-compatible endpoint, e.g. http://127.0.0.1:8080/v1.")
+@click.option("--llm-model", help="Model name sent to the endpoint.")
+@click.option(
+    "--llm-api-key-env", metavar="VAR", help="NAME of the environment variable holding the key."
+)
+@click.option("--llm-concurrency", type=click.IntRange(1), help="Model requests at once.")
+@click.option(
+    "--allow-fallback/--no-fallback",
+    default=None,
+    help="Use the bootstrap text for a tool the model cannot write (default: the workspace "
+    "setting, else no fallback: the server fails).",
 )
 @click.option(
     "--timeout",
@@ -70,6 +83,11 @@ def bootstrap(
     snapshot_path: str | None,
     servers: tuple[str, ...],
     generator: str,
+    llm_base_url: str | None,
+    llm_model: str | None,
+    llm_api_key_env: str | None,
+    llm_concurrency: int | None,
+    allow_fallback: bool | None,
     timeout: float,
     concurrency: int,
     no_index: bool,
@@ -78,6 +96,22 @@ def bootstrap(
 ) -> None:
     """Snapshot every upstream, generate capability cards, sign them, and store them."""
     ws = app.workspace.ensure()
+    llm = None
+    if generator == "llm":
+        from cartograph.cards.llm_client import settings_from
+
+        llm = settings_from(
+            read_settings(ws).get("llm"),
+            {
+                "base_url": llm_base_url,
+                "model": llm_model,
+                "api_key_env": llm_api_key_env,
+                "concurrency": llm_concurrency,
+                "allow_fallback": allow_fallback,
+            },
+            source=str(ws.config_file),
+        )
+        llm.api_key()  # fail now, naming the variable, if it is named but unset
     key = _operator_key(ws)
     upstream_errors: dict[str, UpstreamError] = {}
     if snapshot_path:
@@ -94,6 +128,17 @@ def bootstrap(
     )
     with progress() as bar:
         task = bar.add_task("generating and signing cards", total=len(snapshot.servers))
+        tool_task = None
+        if llm is not None:
+            n_tools = sum(
+                len(s.tools) for n, s in snapshot.servers.items() if not servers or n in servers
+            )
+            tool_task = bar.add_task(f"asking {llm.model}", total=n_tools)
+
+        def on_tool(_server: str, _tool: str, _outcome: str) -> None:
+            if tool_task is not None:
+                bar.advance(tool_task)
+
         result = attest_snapshot(
             ws,
             snapshot,
@@ -101,6 +146,8 @@ def bootstrap(
             generator=generator,
             servers=servers or None,
             on_server=lambda _name: bar.advance(task),
+            llm=llm,
+            on_tool=on_tool,
         )
     index_note = None if no_index else _build_index(ws)
     _report(result, upstream_errors, saved, key.key_id, index_note, as_json)
@@ -133,6 +180,7 @@ def _snapshot_from_config(
     concurrency: int,
 ) -> tuple[Snapshot, dict[str, UpstreamError]]:
     import anyio
+
     from cartograph.config import load_config
     from cartograph.upstream.connect import snapshot_servers
 
@@ -205,6 +253,7 @@ def _report(
                     },
                 },
                 "dropped_directives": result.dropped,
+                "llm": result.llm.as_json() if result.llm else None,
                 "index": index_note,
             }
         )
@@ -228,6 +277,18 @@ def _report(
     for name, msg in sorted(result.failed.items()):
         if name not in upstream_errors:
             stderr.print(f"[red]failed[/] {name}: {msg}", highlight=False)
+    if result.llm is not None:
+        u = result.llm
+        stderr.print(
+            f"llm {u.model}: {u.requests} requests, {u.prompt_tokens} prompt + "
+            f"{u.completion_tokens} completion tokens; {u.cache_hits} tools from cache, "
+            f"{u.generated} generated, {u.rejected} answers rejected, "
+            f"{sum(len(v) for v in u.fallbacks.values())} fell back to bootstrap",
+            highlight=False,
+        )
+        for name, tools in sorted(u.fallbacks.items()):
+            for tool, why in sorted(tools.items()):
+                stderr.print(f"[yellow]fallback[/] {name}/{tool}: {why}", highlight=False)
     stderr.print(f"snapshot saved to {saved}", highlight=False)
     if index_note:
         stderr.print(index_note, highlight=False)

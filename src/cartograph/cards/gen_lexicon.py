@@ -9,6 +9,12 @@ from __future__ import annotations
 
 from cartograph.cards.text import wordset
 
+
+def _pairs(table: str) -> dict[str, str]:
+    """``"a=b c=d"`` -> ``{"a": "b", "c": "d"}`` (whitespace-separated ``key=value`` items)."""
+    return dict(item.split("=", 1) for item in table.split())
+
+
 # canonical verb -> synonyms users say for it (first one is used in prose)
 VERB_SYNONYMS: dict[str, tuple[str, ...]] = {
     "get": ("fetch", "retrieve", "look up", "show"),
@@ -89,65 +95,18 @@ VERB_SYNONYMS: dict[str, tuple[str, ...]] = {
 }
 
 # words in tool names that mean a canonical verb
-VERB_ALIASES: dict[str, str] = {
-    "retrieve": "get",
-    "show": "get",
-    "view": "get",
-    "fetch": "fetch",
-    "obtain": "get",
-    "lookup": "lookup",
-    "look": "get",
-    "browse": "list",
-    "enumerate": "list",
-    "make": "create",
-    "new": "create",
-    "modify": "update",
-    "change": "update",
-    "patch": "update",
-    "put": "set",
-    "upsert": "update",
-    "erase": "delete",
-    "del": "delete",
-    "rm": "delete",
-    "destroy": "delete",
-    "drop": "delete",
-    "exec": "execute",
-    "invoke": "run",
-    "call": "run",
-    "launch": "start",
-    "kill": "stop",
-    "terminate": "stop",
-    "draw": "generate",
-    "plot": "generate",
-    "produce": "generate",
-    "build": "create",
-    "compose": "create",
-    "store": "save",
-    "append": "add",
-    "push": "upload",
-    "pull": "download",
-    "evaluate": "analyze",
-    "inspect": "check",
-    "verify": "validate",
-    "lint": "validate",
-    "summarise": "summarize",
-    "transform": "convert",
-    "scrape": "extract",
-    "crawl": "fetch",
-    "explore": "search",
-    "discover": "search",
-    "locate": "find",
-    "edit": "edit",
-    "rename": "move",
-    "go": "navigate",
-    "visit": "navigate",
-    "capture": "screenshot",
-    "take": "get",
-    "reply": "comment",
-    "calc": "calculate",
-    "recommend": "recommend",
-    "suggest": "recommend",
-}
+VERB_ALIASES: dict[str, str] = _pairs(
+    """retrieve=get show=get view=get fetch=fetch obtain=get lookup=lookup look=get browse=list
+    enumerate=list make=create new=create modify=update change=update patch=update put=set
+    upsert=update erase=delete del=delete rm=delete destroy=delete drop=delete exec=execute
+    invoke=run call=run launch=start kill=stop terminate=stop draw=generate plot=generate
+    produce=generate build=create compose=create store=save append=add push=upload
+    pull=download evaluate=analyze inspect=check verify=validate lint=validate
+    summarise=summarize transform=convert scrape=extract crawl=fetch explore=search
+    discover=search locate=find edit=edit rename=move go=navigate visit=navigate
+    capture=screenshot take=get reply=comment calc=calculate recommend=recommend
+    suggest=recommend"""
+)
 
 # words that are never a product name (packaging, protocol, filler)
 NOT_PRODUCT = wordset(
@@ -215,136 +174,36 @@ DOMAINS: dict[str, frozenset[str]] = {
 
 # common CJK software and everyday terms -> English words (longest match wins)
 CJK_GLOSSARY: dict[str, str] = {
-    "搜索": "search",
-    "查询": "query look up",
-    "获取": "get",
-    "列表": "list",
-    "创建": "create",
-    "删除": "delete",
-    "更新": "update",
-    "修改": "edit",
-    "添加": "add",
-    "生成": "generate",
-    "下载": "download",
-    "上传": "upload",
-    "发送": "send",
-    "读取": "read",
-    "写入": "write",
-    "转换": "convert",
-    "翻译": "translate",
-    "分析": "analyze",
-    "推荐": "recommend",
-    "计算": "calculate",
-    "网页": "web page",
-    "网站": "website",
-    "链接": "link",
-    "内容": "content",
-    "文件": "file",
-    "目录": "directory",
-    "图片": "image",
-    "图像": "image",
-    "视频": "video",
-    "音乐": "music",
-    "音频": "audio",
-    "新闻": "news",
-    "资讯": "news information",
-    "热榜": "trending hot list",
-    "热搜": "trending search",
-    "热门": "popular trending",
-    "排行榜": "ranking chart",
-    "榜单": "ranking list",
-    "热点": "hot topics trending",
-    "文章": "article",
-    "天气": "weather",
-    "预报": "forecast",
-    "城市": "city",
-    "地图": "map",
-    "地址": "address",
-    "位置": "location",
-    "时间": "time",
-    "日期": "date",
-    "股票": "stock",
-    "价格": "price",
-    "市场": "market",
-    "汇率": "exchange rate",
-    "货币": "currency",
-    "用户": "user",
-    "数据": "data",
-    "图表": "chart",
-    "表格": "table spreadsheet",
-    "文档": "document",
-    "关键词": "keyword",
-    "关键字": "keyword",
-    "结果": "results",
-    "标题": "title",
-    "摘要": "summary abstract",
-    "详情": "details",
-    "详细信息": "details",
-    "信息": "information",
-    "菜谱": "recipe",
-    "食谱": "recipe",
-    "菜品": "dish",
-    "膳食": "meal",
-    "购物": "shopping",
-    "清单": "list",
-    "分类": "category",
-    "游戏": "game",
-    "卡牌": "card",
-    "电影": "movie film",
-    "图书": "book",
-    "书籍": "book",
-    "读书": "reading books",
-    "电视剧": "tv series",
-    "科技": "technology",
-    "技术": "technology tech",
-    "财经": "finance",
-    "商业": "business",
-    "体育": "sports",
-    "娱乐": "entertainment",
-    "健康": "health",
-    "教育": "education",
-    "政治": "politics",
-    "评测": "review",
-    "产品": "product",
-    "火车": "train",
-    "车票": "train ticket",
-    "车站": "station",
-    "余票": "ticket availability",
-    "航班": "flight",
-    "酒店": "hotel",
-    "旅游": "travel",
-    "微信": "wechat",
-    "微博": "weibo",
-    "知乎": "zhihu",
-    "百度": "baidu",
-    "哔哩哔哩": "bilibili",
-    "抖音": "douyin tiktok",
-    "豆瓣": "douban",
-    "必应": "bing",
-    "苹果": "apple",
-    "纽约时报": "new york times",
-    "八字": "bazi chinese astrology",
-    "命理": "fortune",
-    "农历": "lunar calendar",
-    "公历": "gregorian calendar",
-    "角色": "character",
-    "武器": "weapon",
-    "攻略": "guide",
-    "评论": "comment review",
-    "视频排行": "video ranking",
-    "消息": "message",
-    "邮件": "email",
-    "任务": "task",
-    "项目": "project",
-    "代码": "code",
-    "仓库": "repository",
-    "组件": "component",
-    "图标": "icon",
-    "名称": "name",
-    "编号": "id number",
-    "数量": "count number",
-    "页码": "page",
-    "语言": "language",
+    term: english.replace("_", " ")
+    for term, english in _pairs(
+        """搜索=search 查询=query_lookup 获取=get 列表=list 创建=create 删除=delete
+        更新=update 修改=edit 添加=add 生成=generate 下载=download 上传=upload
+        发送=send 读取=read 写入=write 转换=convert 翻译=translate 分析=analyze
+        推荐=recommend 计算=calculate 网页=web_page 网站=website 链接=link
+        内容=content 文件=file 目录=directory 图片=image 图像=image 视频=video
+        音乐=music 音频=audio 新闻=news 资讯=news_information
+        热榜=trending_hot_list 热搜=trending_search 热门=popular_trending
+        排行榜=ranking_chart 榜单=ranking_list 热点=hot_topics_trending
+        文章=article 天气=weather 预报=forecast 城市=city 地图=map 地址=address
+        位置=location 时间=time 日期=date 股票=stock 价格=price 市场=market
+        汇率=exchange_rate 货币=currency 用户=user 数据=data 图表=chart
+        表格=table_spreadsheet 文档=document 关键词=keyword 关键字=keyword
+        结果=results 标题=title 摘要=summary_abstract 详情=details
+        详细信息=details 信息=information 菜谱=recipe 食谱=recipe 菜品=dish
+        膳食=meal 购物=shopping 清单=list 分类=category 游戏=game 卡牌=card
+        电影=movie_film 图书=book 书籍=book 读书=reading_books 电视剧=tv_series
+        科技=technology 技术=technology_tech 财经=finance 商业=business
+        体育=sports 娱乐=entertainment 健康=health 教育=education 政治=politics
+        评测=review 产品=product 火车=train 车票=train_ticket 车站=station
+        余票=ticket_availability 航班=flight 酒店=hotel 旅游=travel 微信=wechat
+        微博=weibo 知乎=zhihu 百度=baidu 哔哩哔哩=bilibili 抖音=douyin_tiktok
+        豆瓣=douban 必应=bing 苹果=apple 纽约时报=new_york_times
+        八字=bazi_chinese_astrology 命理=fortune 农历=lunar_calendar
+        公历=gregorian_calendar 角色=character 武器=weapon 攻略=guide
+        评论=comment_review 视频排行=video_ranking 消息=message 邮件=email
+        任务=task 项目=project 代码=code 仓库=repository 组件=component 图标=icon
+        名称=name 编号=id_number 数量=count_number 页码=page 语言=language"""
+    ).items()
 }
 
 

@@ -93,7 +93,7 @@ def compose_tool(tool: dict[str, Any], product: Product) -> ToolDraft:
     mode = tool_mode(tool, verb)
     sources = _grams([tokenise(description), *(tokenise(p.description) for p in params)])
 
-    s_hints = [*hint_words, *gloss][:_SUMMARY_HINTS]
+    s_hints = list(dict.fromkeys([*hint_words, *gloss]))[:_SUMMARY_HINTS]
     summary = _guarded(
         sources,
         lambda: _summary(verb, objects, product, params, s_hints),

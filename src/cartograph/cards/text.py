@@ -46,7 +46,7 @@ _FILLER = wordset(
     returned result results response responses object objects string strings
     boolean true false null none need needs needed want wants call calls called calling
     instead available example examples e.g note see also necessary useful helpful
-    mcp server servers"""
+    args kwargs mcp server servers"""
 )
 """Words that say nothing about what a tool is for."""
 
@@ -114,10 +114,13 @@ def content_words(
 
 
 # CJK function characters and common particles: segment boundaries for CJK hint tokens.
-_CJK_BREAK = re.compile(r"[的和与及并或在了是为对从将把被等中可以其个所让给用也都就而且如]")
+_CJK_BREAK = re.compile(
+    r"包含|包括|提供|获取|根据|支持|返回|使用|通过|指定|以及|或者|可以|并且|进行|相关|对应|"
+    r"[的和与及并或在了是为对从将把被等中以其个所让给用也都就而且如上]"
+)
 
 
-def cjk_segments(text: str | None, *, max_len: int = 6) -> list[str]:
+def cjk_segments(text: str | None, *, max_len: int = 8) -> list[str]:
     """Short CJK content segments (split at particles and punctuation), deduplicated.
 
     Segments longer than ``max_len`` characters are dropped: they are clauses, not words.

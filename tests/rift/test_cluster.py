@@ -111,3 +111,12 @@ def test_theta_outside_the_open_unit_interval_is_a_usage_error(theta: float) -> 
 def test_unknown_linkage_is_a_usage_error() -> None:
     with pytest.raises(UsageError):
         agglomerative_clusters(planted(1), 0.65, method="ward")  # type: ignore[arg-type]
+
+
+def test_condensed_distances_match_scipy_pdist_whatever_the_block() -> None:
+    from cartograph.rift.cluster import condensed_cosine_distances
+
+    vectors = planted(5)
+    want = pdist(vectors.astype(np.float64), metric="cosine")
+    for block in (1, 3, 50, 1000):
+        assert np.allclose(condensed_cosine_distances(vectors, block=block), want, atol=1e-9)

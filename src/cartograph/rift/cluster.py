@@ -37,7 +37,6 @@ import numpy as np
 from scipy.cluster.hierarchy import fcluster, linkage
 from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
-from scipy.spatial.distance import squareform
 
 from cartograph.errors import UsageError
 
@@ -120,17 +119,32 @@ def cohesion(vectors: np.ndarray, members: np.ndarray | tuple[int, ...]) -> floa
     return float((sims.sum() - np.trace(sims)) / (k * (k - 1)))
 
 
+def condensed_cosine_distances(vectors: np.ndarray, *, block: int = 512) -> np.ndarray:
+    """``1 - cos`` for every pair ``i < j`` in SciPy's condensed order, as float64.
+
+    Filled a row block at a time, so the peak is the condensed array plus one
+    ``block x n`` slab (a dense ``n x n`` matrix is never formed).
+    """
+    v = np.asarray(vectors, dtype=np.float64)
+    n = v.shape[0]
+    out = np.empty(n * (n - 1) // 2, dtype=np.float64)
+    for start in range(0, n - 1, block):
+        stop = min(start + block, n - 1)
+        sims = v[start:stop] @ v[start:].T  # rows start..stop-1 against columns start..n-1
+        for r in range(stop - start):
+            i = start + r
+            offset = i * n - i * (i + 1) // 2  # index of pair (i, i + 1)
+            out[offset : offset + n - i - 1] = 1.0 - sims[r, r + 1 :]
+    np.clip(out, 0.0, 2.0, out=out)
+    return out
+
+
 def _cluster_component(
     vectors: np.ndarray, comp: np.ndarray, theta: float, method: Linkage
 ) -> list[np.ndarray]:
     if comp.size == 2:
         return [comp]  # the one edge is within the cut, whatever the linkage
-    sub = np.asarray(vectors[comp], dtype=np.float64)
-    dist = 1.0 - sub @ sub.T
-    np.fill_diagonal(dist, 0.0)
-    np.clip(dist, 0.0, 2.0, out=dist)
-    dist = (dist + dist.T) / 2.0
-    z = linkage(squareform(dist, checks=False), method=method)
+    z = linkage(condensed_cosine_distances(vectors[comp]), method=method)
     labels = fcluster(z, t=1.0 - theta, criterion="distance")
     out = []
     for label in np.unique(labels):

@@ -1,0 +1,208 @@
+"""Benchmark Rift: clusters, risk counts, time and peak memory per corpus and per method.
+
+    .venv/bin/python benchmarks/rift.py [--corpus fleet core livemcpbench union]
+        [--methods rift no-margin cosine jaccard] [--embedder minilm-exact]
+        [--cache /tmp/cartograph-bench/rift] [--json benchmarks/results/rift.json]
+        [--show N]
+
+For each corpus: cards are generated from the snapshot with the real bootstrap generator
+(``generate_cards``, unsigned: signing does not change the text Rift reads), the index is built
+with the real embedder (``ToolIndex.build``; cached on disk by card digest, so the embedding
+time is reported once, apart), then each method runs through :func:`cartograph.rift.analyze`.
+"rift s" is Rift's own time without embedding the synthetic queries; "query embed s" is that
+embedding, reported apart. Peak memory is tracemalloc's peak during the analysis (NumPy and
+SciPy arrays are traced) and the process's maximum RSS so far (which includes the model).
+
+Corpora (from ../shared): ``fleet`` = fleet/catalog.json (99 servers, 2,598 tools), ``core`` =
+the 28 servers of fleet/core.txt, ``livemcpbench`` and ``union`` = corpus/*/tools.jsonl.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import resource
+import sys
+import time
+import tracemalloc
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from cartograph.cards.bootstrap import generate_cards
+from cartograph.cards.model import Card
+from cartograph.index import ToolIndex, card_digest, embed_queries, load_embedder
+from cartograph.index.tool_index import read_manifest
+from cartograph.rift import RiftConfig, analyze
+from cartograph.rift.analyze import RiftTool
+from cartograph.rift.workspace import tools_from_cards
+from cartograph.upstream.snapshot import Snapshot, load_snapshot
+
+REPO = Path(__file__).resolve().parent.parent
+SHARED = REPO.parent / "shared"
+CORPORA = {
+    "fleet": SHARED / "fleet" / "catalog.json",
+    "core": SHARED / "fleet" / "catalog.json",
+    "livemcpbench": SHARED / "corpus" / "livemcpbench" / "tools.jsonl",
+    "union": SHARED / "corpus" / "union" / "tools.jsonl",
+}
+METHODS = {
+    "rift": RiftConfig(),
+    "no-margin": RiftConfig(use_margin=False),
+    "cosine": RiftConfig(method="cosine"),
+    "jaccard": RiftConfig(method="jaccard"),
+    "rift-catalog": RiftConfig(margin_scope="catalog"),
+}
+
+
+def load_corpus(name: str) -> Snapshot:
+    snap = load_snapshot(CORPORA[name])
+    if name == "core":
+        wanted = [
+            line.strip()
+            for line in (SHARED / "fleet" / "core.txt").read_text().splitlines()
+            if line.strip() and not line.startswith("#")
+        ]
+        snap = Snapshot({n: snap.servers[n] for n in wanted if n in snap.servers})
+    return snap
+
+
+def build_index(
+    name: str, cards: dict[str, Card], spec: str | None, cache: Path
+) -> tuple[ToolIndex, float, bool]:
+    embedder = load_embedder(spec)
+    digest = card_digest(cards)
+    where = cache / f"{name}-{embedder.name}"
+    try:
+        if read_manifest(where)["card_digest"] == digest:
+            return ToolIndex.load(where, embedder), 0.0, True
+    except Exception:  # any unreadable cache is rebuilt
+        pass
+    t0 = time.perf_counter()
+    index = ToolIndex.build(cards, embedder)
+    seconds = time.perf_counter() - t0
+    index.save(where)
+    return index, seconds, False
+
+
+def run_method(
+    tools: list[RiftTool], vectors: np.ndarray, index: ToolIndex, cfg: RiftConfig
+) -> dict[str, Any]:
+    def embed(texts: list[str]) -> np.ndarray:
+        return embed_queries(index.embedder, texts)
+
+    tracemalloc.start()
+    t0 = time.perf_counter()
+    report = analyze(tools, vectors, embed, cfg)
+    wall = time.perf_counter() - t0
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    s = report.summary
+    return {
+        "clusters": s.clusters,
+        "high": s.high,
+        "medium": s.medium,
+        "low": s.low,
+        "tools_in_clusters": s.tools_in_clusters,
+        "within_server": s.within_server,
+        "cross_server": s.cross_server,
+        "negative_margins": s.negative_margins,
+        "largest": max((len(c.members) for c in report.clusters), default=0),
+        "rift_s": round(wall - report.timing["query_embed_s"], 3),
+        "query_embed_s": report.timing["query_embed_s"],
+        "group_s": report.timing["group_s"],
+        "peak_mb": round(peak / 2**20, 1),
+        "max_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+        "report": report,
+    }
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    ap.add_argument("--corpus", nargs="+", default=list(CORPORA), choices=list(CORPORA))
+    ap.add_argument(
+        "--methods",
+        nargs="+",
+        default=["rift", "no-margin", "cosine", "jaccard"],
+        choices=list(METHODS),
+    )
+    ap.add_argument("--embedder", default=None, help="embedder spec (default: the product default)")
+    ap.add_argument("--cache", type=Path, default=Path("/tmp/cartograph-bench/rift"))
+    ap.add_argument(
+        "--json", type=Path, default=None, help="write the rows (and full reports) here"
+    )
+    ap.add_argument(
+        "--show", type=int, default=0, help="print the first N rift clusters per corpus"
+    )
+    args = ap.parse_args()
+    logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
+
+    rows: list[dict[str, Any]] = []
+    full: dict[str, Any] = {}
+    for name in args.corpus:
+        t0 = time.perf_counter()
+        snap = load_corpus(name)
+        generated = generate_cards(snap, created_at="2026-11-30T00:00:00Z")
+        cards = {n: g.card for n, g in generated.items()}
+        gen_s = time.perf_counter() - t0
+        index, embed_s, cached = build_index(name, cards, args.embedder, args.cache)
+        lexical = [d.lexical for d in index.documents]
+        tools = tools_from_cards(cards, index.tool_ids, lexical)
+        vectors = np.asarray(index.tool_vectors, dtype=np.float32)
+        print(
+            f"# {name}: {len(cards)} servers, {len(tools)} tools; cards {gen_s:.1f} s; "
+            f"index embedding {'cached' if cached else f'{embed_s:.1f} s'} ({index.embedder.name})",
+            flush=True,
+        )
+        for method in args.methods:
+            row = run_method(tools, vectors, index, METHODS[method])
+            report = row.pop("report")
+            rows.append({"corpus": name, "tools": len(tools), "method": method, **row})
+            full[f"{name}/{method}"] = report.to_json()
+            print(f"  {method}: {row}", file=sys.stderr, flush=True)
+            if args.show and method == "rift":
+                for c in report.clusters[: args.show]:
+                    members = ", ".join(f"{s}/{t}" for s, t in c.members[:8])
+                    head = f"{c.risk} n={len(c.members)} coh={c.cohesion} m={c.margin_min}"
+                    print(f"    {head} {members} | {c.diagnosis[:120]}")
+
+    cols = [
+        ("corpus", 12),
+        ("method", 12),
+        ("tools", 6),
+        ("clusters", 8),
+        ("high", 5),
+        ("medium", 6),
+        ("low", 5),
+        ("tools_in_clusters", 8),
+        ("cross_server", 6),
+        ("largest", 7),
+        ("negative_margins", 6),
+        ("rift_s", 7),
+        ("query_embed_s", 8),
+        ("peak_mb", 8),
+        ("max_rss_mb", 9),
+    ]
+    heads = {
+        "tools_in_clusters": "in-clu",
+        "cross_server": "cross",
+        "negative_margins": "neg-m",
+        "query_embed_s": "q-emb s",
+        "rift_s": "rift s",
+        "peak_mb": "peak MB",
+        "max_rss_mb": "RSS MB",
+    }
+    print(" ".join(heads.get(c, c).rjust(w) for c, w in cols))
+    for r in rows:
+        print(" ".join(str("-" if r[c] is None else r[c]).rjust(w) for c, w in cols))
+    if args.json:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps({"rows": rows, "reports": full}, indent=1) + "\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -96,7 +96,7 @@ async def test_status_shows_servers_tools_keys_sessions_and_index(env: Env) -> N
         status = data(await client.call_tool("status", {}))
     assert status["gateway"] == "pooled"
     names = {s["server"]: s for s in status["servers"]}
-    assert set(names) == {"chaos", "calm"}
+    assert set(names) == {"chaos", "calm", "crashy"}
     chaos = names["chaos"]
     assert chaos["tools"] == len(proxy.catalog.cards["chaos"].tools)
     assert chaos["key_id"].startswith("ed25519:")

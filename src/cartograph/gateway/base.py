@@ -115,6 +115,18 @@ async def list_live_tools(session: ClientSession, *, timeout: float) -> list[dic
         return await list_tools_raw(session)
 
 
+async def forward_call(
+    session: ClientSession, tool: str, arguments: dict[str, Any]
+) -> types.CallToolResult:
+    """tools/call as a pass-through: unlike ``ClientSession.call_tool`` it neither lists the
+    tools with the SDK's strict models (some publishers' schemas fail them) nor re-validates
+    structured output (the agent's own client does that)."""
+    request = types.ClientRequest(
+        types.CallToolRequest(params=types.CallToolRequestParams(name=tool, arguments=arguments))
+    )
+    return await session.send_request(request, types.CallToolResult)
+
+
 def result_size(result: types.CallToolResult) -> int:
     """A cheap upper estimate of the bytes a result carries (text, data, structured)."""
     size = 0

@@ -21,6 +21,7 @@ from cartograph.gateway.base import (
     Limits,
     SessionHealth,
     check_result_size,
+    forward_call,
     list_live_tools,
     mcp_error,
     timeout_error,
@@ -90,7 +91,7 @@ class OneShotGateway:
                     phase = "call"
                     scope.deadline = anyio.current_time() + limits.call_timeout
                     try:
-                        result = await conn.session.call_tool(tool, arguments)
+                        result = await forward_call(conn.session, tool, arguments)
                     except McpError as exc:
                         raise mcp_error(server, exc, conn.stderr_tail()) from None
                     phase = "close"

@@ -31,6 +31,7 @@ from cartograph.gateway.base import (
     SessionHealth,
     backoff_delay,
     check_result_size,
+    forward_call,
     list_live_tools,
     mcp_error,
     timeout_error,
@@ -167,7 +168,7 @@ class PooledGateway:
             assert lease.conn is not None
             try:
                 with anyio.fail_after(self.limits.call_timeout):
-                    result = await lease.conn.session.call_tool(tool, arguments)
+                    result = await forward_call(lease.conn.session, tool, arguments)
             except TimeoutError:
                 if self._tg is not None:
                     self._tg.start_soon(self._probe, slot, lease)

@@ -13,7 +13,7 @@ import os
 import threading
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 logger = logging.getLogger(__name__)
 
@@ -28,6 +28,8 @@ class AuditLog:
         self.max_bytes = max_bytes
         self.backups = backups
         self._lock = threading.Lock()
+        self._fh: BinaryIO | None = None
+        self._size = 0
 
     def write(self, event: str, **fields: Any) -> None:
         record = {"time": _now(), "event": event, **fields}
@@ -35,20 +37,28 @@ class AuditLog:
         data = line.encode("utf-8")
         with self._lock:
             try:
-                self.path.parent.mkdir(parents=True, exist_ok=True)
-                if self._size() + len(data) > self.max_bytes:
+                if self._fh is None:
+                    self.path.parent.mkdir(parents=True, exist_ok=True)
+                    self._fh = self.path.open("ab")
+                    self._size = self._fh.tell()
+                if self._size + len(data) > self.max_bytes:
+                    self._fh.close()
                     self._rotate()
-                with self.path.open("ab") as fh:
-                    fh.write(data)
+                    self._fh = self.path.open("ab")
+                    self._size = 0
+                self._fh.write(data)
+                self._fh.flush()
+                self._size += len(data)
             except OSError as exc:
                 # The audit trail must not take the proxy down; say so on stderr.
                 logger.error("%s: cannot write audit record: %s", self.path, exc)
+                self._fh = None
 
-    def _size(self) -> int:
-        try:
-            return self.path.stat().st_size
-        except FileNotFoundError:
-            return 0
+    def close(self) -> None:
+        with self._lock:
+            if self._fh is not None:
+                self._fh.close()
+                self._fh = None
 
     def _rotate(self) -> None:
         for i in range(self.backups - 1, 0, -1):

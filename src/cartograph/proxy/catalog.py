@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import os
+import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,6 +22,8 @@ from cartograph.gateway.drift import HeldTool, Quarantine, card_digest
 from cartograph.workspace import Workspace
 
 logger = logging.getLogger(__name__)
+
+REFRESH_INTERVAL = 1.0  # seconds between looks at the card files
 
 
 @dataclass(frozen=True)
@@ -42,6 +45,7 @@ class CardCatalog:
         self.refs: dict[str, CardRef] = {}
         self._stamp: tuple[Any, ...] | None = None
         self.generation = 0  # bumped on every reload
+        self._checked_at = 0.0
         self.refresh()
 
     def _current_stamp(self) -> tuple[Any, ...]:
@@ -60,7 +64,15 @@ class CardCatalog:
         return tuple(parts)
 
     def refresh(self) -> bool:
-        """Reload when any card or key file changed; returns True when it reloaded."""
+        """Reload when any card or key file changed; returns True when it reloaded.
+
+        The files are looked at no more than once per ``REFRESH_INTERVAL`` seconds, so a
+        re-attestation takes effect within that time without costing every call a stat.
+        """
+        now = time.monotonic()
+        if self._stamp is not None and now - self._checked_at < REFRESH_INTERVAL:
+            return False
+        self._checked_at = now
         stamp = self._current_stamp()
         if stamp == self._stamp:
             return False

@@ -94,11 +94,14 @@ class Proxy:
     @asynccontextmanager
     async def running(self) -> AsyncIterator[Proxy]:
         """Keep the gateway's sessions alive for the duration of the block."""
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(self._warm_index)
-            async with self.gateway:
-                yield self
-            tg.cancel_scope.cancel()
+        try:
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(self._warm_index)
+                async with self.gateway:
+                    yield self
+                tg.cancel_scope.cancel()
+        finally:
+            self.audit.close()
 
     async def _warm_index(self) -> None:
         """Open (or rebuild) the retrieval index off the event loop before the first discover."""

@@ -1,0 +1,331 @@
+"""Benchmark: call latency direct vs through the proxy, one-shot and pooled, and FastMCP's proxy.
+
+    .venv/bin/python benchmarks/gateway.py [--server everything --tool echo --args JSON]
+        [--calls 50] [--one-shot-calls 20] [--warmup 5] [--no-fastmcp] [--load SECONDS]
+
+All scenarios run in one process, one after the other, against the same upstream tool of the
+example fleet (examples/mcp.json, installed by scripts/install-fleet.sh):
+
+  direct-one-shot   SDK client: spawn, initialize, call, close, per call
+  proxy-one-shot    SDK client -> `cartograph serve --gateway one-shot` (stdio) -> upstream
+  direct-warm       SDK client on one open session
+  proxy-pooled      SDK client -> `cartograph serve` (stdio, pooled) -> upstream
+  proxy-hop         SDK client -> `cartograph serve`, a call refused by argument validation:
+                    the cost of the extra JSON-RPC hop alone (no upstream involved)
+  fastmcp-proxy     SDK client -> FastMCP 2.14 `as_proxy` (stdio) -> upstream; FastMCP lives
+                    in its own venv (/tmp/cartograph-bench-fastmcp), never in the project's
+
+``--load S`` adds a run over streamable HTTP: 50 concurrent clients doing discover + call for
+S seconds (p50/p95 per operation, error count). Results: printed table and
+benchmarks/results/gateway.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Awaitable, Callable
+from contextlib import AsyncExitStack
+from pathlib import Path
+from typing import Any
+
+import anyio
+from mcp import ClientSession, StdioServerParameters, types
+from mcp.client.stdio import stdio_client
+from mcp.client.streamable_http import streamable_http_client
+
+REPO = Path(__file__).resolve().parents[1]
+CARTOGRAPH = str(Path(sys.executable).with_name("cartograph"))
+FASTMCP_VENV = Path(os.environ.get("CARTOGRAPH_BENCH_VENV", "/tmp/cartograph-bench-fastmcp"))
+FASTMCP_SPEC = "fastmcp>=2.14,<2.15"
+FASTMCP_PROXY = """
+import json, sys
+from fastmcp import FastMCP
+config = json.load(open(sys.argv[1]))
+FastMCP.as_proxy(config, name="fastmcp-proxy").run(show_banner=False)
+"""
+
+Timer = Callable[[], Awaitable[float]]
+
+
+def stats(ms: list[float]) -> dict[str, float]:
+    ordered = sorted(ms)
+    p95 = ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
+    return {
+        "n": len(ms),
+        "mean": statistics.fmean(ms),
+        "median": statistics.median(ms),
+        "p95": p95,
+        "min": ordered[0],
+        "max": ordered[-1],
+    }
+
+
+async def measure(call: Timer, n: int, warmup: int) -> list[float]:
+    for _ in range(warmup):
+        await call()
+    return [await call() for _ in range(n)]
+
+
+def check(result: types.CallToolResult, expect_error: bool = False) -> None:
+    if bool(result.isError) != expect_error:
+        text = "".join(b.text for b in result.content if isinstance(b, types.TextContent))
+        raise SystemExit(f"unexpected result (isError={result.isError}): {text[:300]}")
+
+
+async def stdio_session(stack: AsyncExitStack, command: str, args: list[str]) -> ClientSession:
+    params = StdioServerParameters(command=command, args=args, env=dict(os.environ))
+    read, write = await stack.enter_async_context(stdio_client(params))
+    session = await stack.enter_async_context(ClientSession(read, write))
+    with anyio.fail_after(120):
+        await session.initialize()
+    return session
+
+
+def upstream_params(config: Path, server: str) -> tuple[str, list[str], dict[str, str]]:
+    from cartograph.config import StdioUpstream, load_config
+
+    cfg = load_config(config).servers[server]
+    assert isinstance(cfg, StdioUpstream), "the benchmark upstream must be a stdio server"
+    return cfg.command, list(cfg.args), dict(cfg.env)
+
+
+async def prepare_workspace(home: Path, config: Path, server: str) -> None:
+    from cartograph.cards.attest import attest_snapshot
+    from cartograph.cards.seal import init_key
+    from cartograph.config import load_config
+    from cartograph.index import open_index
+    from cartograph.upstream.connect import snapshot_servers
+    from cartograph.workspace import Workspace
+
+    ws = Workspace(home).ensure()
+    key = init_key(ws)
+    fleet = load_config(config)
+    outcome = await snapshot_servers({server: fleet.servers[server]}, timeout=60)
+    if outcome.failures:
+        raise SystemExit(f"cannot snapshot {server}: {outcome.failures[server]}")
+    attest_snapshot(ws, outcome.snapshot, key)
+    open_index(ws)
+
+
+def fastmcp_python() -> Path | None:
+    python = FASTMCP_VENV / "bin" / "python"
+    if python.exists():
+        return python
+    uv = Path(sys.executable).with_name("uv")
+    print(f"creating {FASTMCP_VENV} with {FASTMCP_SPEC} ...", file=sys.stderr)
+    try:
+        subprocess.run([str(uv), "venv", "-q", "--python", "3.11", str(FASTMCP_VENV)], check=True)
+        subprocess.run(
+            [str(uv), "pip", "install", "-q", "--python", str(python), FASTMCP_SPEC, "mcp<2"],
+            check=True,
+        )
+    except (subprocess.CalledProcessError, OSError) as exc:
+        print(f"fastmcp unavailable: {exc}", file=sys.stderr)
+        return None
+    return python
+
+
+async def run(args: argparse.Namespace) -> dict[str, Any]:
+    tool_args = json.loads(args.args)
+    command, up_args, up_env = upstream_params(args.config, args.server)
+    home = Path(tempfile.mkdtemp(prefix="cartograph-bench-"))
+    await prepare_workspace(home, args.config, args.server)
+    serve = ["--home", str(home), "serve", "--config", str(args.config)]
+    results: dict[str, dict[str, float]] = {}
+
+    def direct_params() -> StdioServerParameters:
+        return StdioServerParameters(command=command, args=up_args, env={**os.environ, **up_env})
+
+    async def direct_one_shot() -> float:
+        t = time.perf_counter()
+        async with stdio_client(direct_params()) as (r, w), ClientSession(r, w) as s:
+            await s.initialize()
+            check(await s.call_tool(args.tool, tool_args))
+        return (time.perf_counter() - t) * 1000
+
+    print("direct-one-shot ...", file=sys.stderr)
+    results["direct-one-shot"] = stats(await measure(direct_one_shot, args.one_shot_calls, 2))
+
+    payload = {"server": args.server, "tool": args.tool, "arguments": tool_args}
+
+    async with AsyncExitStack() as stack:
+        proxy = await stdio_session(stack, CARTOGRAPH, [*serve, "--gateway", "one-shot"])
+
+        async def proxy_one_shot() -> float:
+            t = time.perf_counter()
+            check(await proxy.call_tool("call", payload))
+            return (time.perf_counter() - t) * 1000
+
+        print("proxy-one-shot ...", file=sys.stderr)
+        results["proxy-one-shot"] = stats(await measure(proxy_one_shot, args.one_shot_calls, 2))
+
+    async with AsyncExitStack() as stack:
+        params = direct_params()
+        read, write = await stack.enter_async_context(stdio_client(params))
+        direct = await stack.enter_async_context(ClientSession(read, write))
+        await direct.initialize()
+
+        async def direct_warm() -> float:
+            t = time.perf_counter()
+            check(await direct.call_tool(args.tool, tool_args))
+            return (time.perf_counter() - t) * 1000
+
+        print("direct-warm ...", file=sys.stderr)
+        results["direct-warm"] = stats(await measure(direct_warm, args.calls, args.warmup))
+
+    async with AsyncExitStack() as stack:
+        pooled = await stdio_session(stack, CARTOGRAPH, serve)
+
+        async def proxy_pooled() -> float:
+            t = time.perf_counter()
+            check(await pooled.call_tool("call", payload))
+            return (time.perf_counter() - t) * 1000
+
+        bad = {"server": args.server, "tool": args.tool, "arguments": {"__nope__": [1]}}
+
+        async def proxy_hop() -> float:
+            t = time.perf_counter()
+            await pooled.call_tool("call", bad)
+            return (time.perf_counter() - t) * 1000
+
+        print("proxy-pooled ...", file=sys.stderr)
+        results["proxy-pooled"] = stats(await measure(proxy_pooled, args.calls, args.warmup))
+        results["proxy-hop"] = stats(await measure(proxy_hop, args.calls, args.warmup))
+
+    if not args.no_fastmcp and (python := fastmcp_python()) is not None:
+        cfg_file = home / "fastmcp.json"
+        entry = {"command": command, "args": up_args, "env": up_env}
+        cfg_file.write_text(json.dumps({"mcpServers": {args.server: entry}}))
+        script = home / "fastmcp_proxy.py"
+        script.write_text(FASTMCP_PROXY)
+        async with AsyncExitStack() as stack:
+            fm = await stdio_session(stack, str(python), [str(script), str(cfg_file)])
+            names = [t.name for t in (await fm.list_tools()).tools]
+            name = next(n for n in names if n == args.tool or n.endswith("_" + args.tool))
+
+            async def fastmcp_proxy() -> float:
+                t = time.perf_counter()
+                check(await fm.call_tool(name, tool_args))
+                return (time.perf_counter() - t) * 1000
+
+            print("fastmcp-proxy ...", file=sys.stderr)
+            results["fastmcp-proxy"] = stats(await measure(fastmcp_proxy, args.calls, args.warmup))
+
+    out: dict[str, Any] = {"results": results}
+    if args.load:
+        out["load"] = await load_run(serve, payload, args.load, args.clients)
+    return out
+
+
+async def load_run(serve: list[str], payload: dict[str, Any], seconds: float, clients: int):
+    proc = subprocess.Popen(
+        [CARTOGRAPH, *serve, "--transport", "http", "--port", "0"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert proc.stderr is not None
+    url = next(
+        (ln.rsplit(" ", 1)[1].strip() for ln in proc.stderr if "serving MCP at " in ln), None
+    )
+    if url is None:
+        raise SystemExit("serve --transport http did not start")
+    lat: dict[str, list[float]] = {"discover": [], "call": []}
+    errors: list[str] = []
+    deadline = time.monotonic() + seconds
+
+    async def client() -> None:
+        async with streamable_http_client(url) as (r, w, _), ClientSession(r, w) as s:
+            await s.initialize()
+            while time.monotonic() < deadline:
+                for op, tool, arguments in (
+                    ("discover", "discover", {"task": "echo a message back", "k": 5}),
+                    ("call", "call", payload),
+                ):
+                    t = time.perf_counter()
+                    try:
+                        res = await s.call_tool(tool, arguments)
+                        if res.isError:
+                            errors.append(str(res.content[0])[:200])
+                    except Exception as exc:  # a load test counts every failure
+                        errors.append(repr(exc)[:200])
+                    lat[op].append((time.perf_counter() - t) * 1000)
+
+    try:
+        print(f"load: {clients} clients for {seconds:g} s ...", file=sys.stderr)
+        async with anyio.create_task_group() as tg:
+            for _ in range(clients):
+                tg.start_soon(client)
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+    return {
+        "clients": clients,
+        "seconds": seconds,
+        "errors": len(errors),
+        "first_errors": errors[:3],
+        **{op: stats(v) for op, v in lat.items() if v},
+        "throughput_ops_s": sum(len(v) for v in lat.values()) / seconds,
+    }
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--config", type=Path, default=REPO / "examples" / "mcp.json")
+    parser.add_argument("--server", default="everything")
+    parser.add_argument("--tool", default="echo")
+    parser.add_argument("--args", default='{"message": "hello"}')
+    parser.add_argument("--calls", type=int, default=50)
+    parser.add_argument("--one-shot-calls", type=int, default=20)
+    parser.add_argument("--warmup", type=int, default=5)
+    parser.add_argument("--no-fastmcp", action="store_true")
+    parser.add_argument("--load", type=float, default=0.0, help="seconds of HTTP load (0: skip)")
+    parser.add_argument("--clients", type=int, default=50)
+    parser.add_argument(
+        "--out", type=Path, default=REPO / "benchmarks" / "results" / "gateway.json"
+    )
+    args = parser.parse_args()
+    out = anyio.run(run, args)
+    res = out["results"]
+    print(
+        f"\n{args.server}/{args.tool}, ms  (machine: {platform.machine()}, {os.cpu_count()} cpus)"
+    )
+    print(f"{'scenario':18} {'n':>4} {'mean':>9} {'median':>9} {'p95':>9} {'min':>9} {'max':>9}")
+    for name, s in res.items():
+        print(
+            f"{name:18} {s['n']:>4} {s['mean']:>9.2f} {s['median']:>9.2f} {s['p95']:>9.2f} "
+            f"{s['min']:>9.2f} {s['max']:>9.2f}"
+        )
+    ratios: dict[str, float] = {}
+    if "proxy-one-shot" in res:
+        ratios["one_shot_overhead_pct"] = (
+            res["proxy-one-shot"]["median"] / res["direct-one-shot"]["median"] - 1
+        ) * 100
+    ratios["pooled_vs_direct_warm_x"] = res["proxy-pooled"]["median"] / res["direct-warm"]["median"]
+    ratios["one_shot_vs_pooled_x"] = res["proxy-one-shot"]["median"] / res["proxy-pooled"]["median"]
+    if "fastmcp-proxy" in res:
+        ratios["fastmcp_vs_pooled_x"] = (
+            res["fastmcp-proxy"]["median"] / res["proxy-pooled"]["median"]
+        )
+    for k, v in ratios.items():
+        print(f"{k}: {v:.2f}")
+    if "load" in out:
+        print("load:", json.dumps(out["load"], indent=1))
+    out["ratios"] = ratios
+    out["machine"] = {"cpus": os.cpu_count(), "platform": platform.platform()}
+    out["args"] = {k: str(v) for k, v in vars(args).items()}
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(out, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -76,9 +76,18 @@ class GeneratedCard:
 
 
 def generate_card(
-    server: ServerSnapshot, *, created_at: str, snapshot_hash: str | None = None
+    server: ServerSnapshot,
+    *,
+    created_at: str,
+    snapshot_hash: str | None = None,
+    distinguish_from: dict[str, list[str]] | None = None,
 ) -> GeneratedCard:
-    """Compose the operator's unsigned card for ``server``."""
+    """Compose the operator's unsigned card for ``server``.
+
+    ``distinguish_from`` (tool name -> the ``server/tool`` names it is confused with, as Rift
+    reports them) asks for contrast: those tools' summaries gain their name phrase and the
+    arguments only they take among their same-server rivals.
+    """
     product = product_of(server)
     names = Counter(str(t["name"]) for t in server.tools)
     server_warnings = [
@@ -92,6 +101,8 @@ def generate_card(
     summaries = _distinct_summaries(
         drafts, [_dup_index(server.tools, i) for i in range(len(drafts))]
     )
+    if distinguish_from:
+        summaries = _contrasted(server, drafts, summaries, distinguish_from)
 
     cap_summary, cap_usage, domains = capability_text(
         product, [d.facts for d in drafts], [ex[0] for d in drafts[:3] for ex in d.examples[:1]]
@@ -205,6 +216,39 @@ def _distinct_summaries(drafts: list[ToolDraft], dup_index: list[int]) -> list[s
             else:
                 summaries[i] = f"{summaries[i]} Entry {dup_index[i] + 1}."
     return summaries
+
+
+def _contrasted(
+    server: ServerSnapshot,
+    drafts: list[ToolDraft],
+    summaries: list[str],
+    rivals: dict[str, list[str]],
+) -> list[str]:
+    """Summaries with contrast added for the tools named in ``rivals`` (see generate_card)."""
+
+    def args(i: int) -> set[str]:
+        schema = server.tools[i].get("inputSchema")
+        props = schema.get("properties") if isinstance(schema, dict) else None
+        return set(props) if isinstance(props, dict) else set()
+
+    pos = {d.name: i for i, d in enumerate(drafts)}
+    out = list(summaries)
+    for name, others in rivals.items():
+        i = pos.get(name)
+        if i is None:
+            continue
+        prefix = f"{server.name}/"
+        mates = [
+            pos[o[len(prefix) :]]
+            for o in others
+            if o.startswith(prefix) and o[len(prefix) :] in pos
+        ]
+        own = sorted(args(i) - set().union(*(args(j) for j in mates))) if mates else []
+        extra = f" Tool: {drafts[i].detail}." if drafts[i].detail not in out[i] else ""
+        if own:
+            extra += f" Takes {', '.join(own[:4])}."
+        out[i] = out[i] + extra
+    return out
 
 
 def _schema_problem(schema: dict[str, Any], arguments: dict[str, Any]) -> str | None:

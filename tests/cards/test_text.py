@@ -139,6 +139,8 @@ def test_model_directed_sentences_are_recognised(sentence: str) -> None:
         "Never formulas: text starting with = is text.",
         "Use this tool when you need to: find videos on a topic.",
         "Deletes the file permanently.",
+        "Create a new wallet from a private key.",
+        "Creates a .env template for configuring the backend.",
     ],
 )
 def test_descriptive_sentences_are_kept(sentence: str) -> None:

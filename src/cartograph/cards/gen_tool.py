@@ -118,7 +118,14 @@ def compose_tool(tool: dict[str, Any], product: Product) -> ToolDraft:
         (f"Use {identifier_phrase(name) or name} in {product.display}", arguments),
     )
     words = [*core, *objects, *hint_words[:12], *(w for p in params for w in p.words)]
-    extra = [*hint_words[_USAGE_HINTS:_TAG_HINTS], *param_hints[6:30]]
+    choices = content_words(" ".join(str(v) for p in params for v in p.enum if isinstance(v, str)))
+    title_words = content_words(_title(tool), exclude=name_words)
+    extra = [
+        *title_words,
+        *hint_words[_USAGE_HINTS:_TAG_HINTS],
+        *param_hints[6:30],
+        *choices[:20],
+    ]
     tag_list = _tags(product, verb, objects, [*gloss, *segments, *extra])
     joined = _guarded(
         sources,
@@ -145,6 +152,14 @@ def _verb_and_objects(core: list[str]) -> tuple[str | None, list[str]]:
         if verb:
             return verb, [w for j, w in enumerate(core) if j != i]
     return None, list(core)
+
+
+def _title(tool: dict[str, Any]) -> str:
+    title = tool.get("title")
+    ann = tool.get("annotations")
+    if not isinstance(title, str) and isinstance(ann, dict):
+        title = ann.get("title")
+    return title if isinstance(title, str) else ""
 
 
 def _without_product(text: str, product: Product) -> str:

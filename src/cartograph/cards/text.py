@@ -247,8 +247,10 @@ _DIRECTIVE_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         ),
         (
             "exfiltration",
-            r"(?:~/\.ssh|id_rsa|\.env\b|mcp\.json|\.aws/credentials|"
-            r"private\s+key|api[\s_-]?key\s+(?:of|from)\s+the\s+user)",
+            r"\b(?:read|send|pass|include|upload|cat|copy|share|forward|attach|post|leak|"
+            r"exfiltrate|append)\b.{0,80}(?:~/\.ssh|id_rsa|mcp\.json|\.aws/credentials|"
+            r"\.env\b|\.netrc|conversation\s+history|system\s+prompt|(?:user'?s|your|their)"
+            r"\s+(?:private\s+keys?|passwords?|api[\s_-]?keys?|credentials|tokens?))",
         ),
     )
 )

@@ -1,16 +1,19 @@
-"""`cartograph cards`: list, show and verify the signed card store."""
+"""`cartograph cards`: list, show, verify, re-sign and import signed cards."""
 
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import click
 from rich.table import Table
 
-from cartograph.cards.seal import TrustStore
-from cartograph.cards.store import card_files, load_verified, read_verified_card
+from cartograph.cards.federation import import_store
+from cartograph.cards.keys import load_key
+from cartograph.cards.store import load_verified, read_verified_card, resign_store
+from cartograph.cards.trust import TrustStore
 from cartograph.cli.common import AppContext, emit_json, handle_errors, pass_app, stderr, stdout
-from cartograph.errors import CardError, CartographError, UsageError
+from cartograph.errors import UsageError
 
 
 @click.group()
@@ -116,21 +119,121 @@ def cards_show(app: AppContext, server: str, as_json: bool) -> None:
 @pass_app
 @handle_errors
 def cards_verify(app: AppContext, as_json: bool) -> None:
-    """Verify every card's signature; exit 1 when any card fails, listing each."""
+    """Verify every card's signature and its key's trust; exit 1 when any card fails.
+
+    Each failure says which file and why: tampered, unsigned, malformed, or a key that is
+    unknown, revoked, or outside its validity window at the card's signing time.
+    """
     ws = app.workspace
     trust = TrustStore.for_workspace(ws)
-    ok: list[str] = []
-    bad: list[dict[str, str]] = []
-    for path in card_files(ws):
-        try:
-            ok.append(read_verified_card(path, trust).identity.server)
-        except (CardError, CartographError) as exc:
-            bad.append({"path": str(path), "reason": str(exc)})
+    loaded = load_verified(ws, trust)
+    ok = sorted(loaded.cards)
+    bad = [
+        {"path": str(f.path), "server": f.server, "kind": f.kind, "reason": f.reason}
+        for f in loaded.failures
+    ]
     if as_json:
-        emit_json({"verified": ok, "failed": bad})
+        emit_json({"verified": ok, "failed": bad, "trust_fault": trust.fault})
     else:
+        if trust.fault:
+            stdout.print(f"[bold red]TRUST STORE FAULT:[/] {trust.fault}", highlight=False)
         stdout.print(f"{len(ok)} card(s) verified, {len(bad)} failed")
         for b in bad:
-            stdout.print(f"[red]FAIL[/] {b['path']}: {b['reason']}", highlight=False)
-    if bad:
+            stdout.print(f"[red]FAIL[/] ({b['kind']}) {b['path']}: {b['reason']}", highlight=False)
+    if bad or trust.fault:
+        raise SystemExit(1)
+
+
+@cards.command("resign")
+@click.option(
+    "--include-peers",
+    is_flag=True,
+    help="Also re-sign cards imported from other operators (you vouch for them then).",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+@pass_app
+@handle_errors
+def cards_resign(app: AppContext, include_peers: bool, as_json: bool) -> None:
+    """Re-sign every card that verifies with the current operator key (after `keys rotate`).
+
+    Cards that fail verification are not re-signed (exit 1): regenerate them with
+    `cartograph bootstrap`.
+    """
+    ws = app.workspace
+    result = resign_store(ws, load_key(ws), include_peers=include_peers)
+    failed = [{"path": str(f.path), "kind": f.kind, "reason": f.reason} for f in result.failures]
+    if as_json:
+        emit_json(
+            {
+                "key_id": result.key_id,
+                "resigned": result.resigned,
+                "kept": result.kept,
+                "failed": failed,
+            }
+        )
+    else:
+        stdout.print(
+            f"re-signed {len(result.resigned)} card(s) with {result.key_id}; "
+            f"{len(result.kept)} kept as they were, {len(failed)} not re-signed",
+            highlight=False,
+        )
+        for server, why in sorted(result.kept.items()):
+            if not why.startswith("already"):
+                stdout.print(f"kept {server}: {why}", highlight=False)
+        for f in failed:
+            stdout.print(
+                f"[red]NOT RE-SIGNED[/] ({f['kind']}) {f['path']}: {f['reason']}", highlight=False
+            )
+    if failed:
+        raise SystemExit(1)
+
+
+@cards.command("import")
+@click.argument("source", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option(
+    "--rename",
+    "rename_prefix",
+    metavar="PREFIX",
+    help="Keep a clashing card as PREFIX+server (bound by an alias record you sign).",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+@pass_app
+@handle_errors
+def cards_import(app: AppContext, source: Path, rename_prefix: str | None, as_json: bool) -> None:
+    """Import another operator's signed cards from SOURCE (a workspace or a cards/ directory).
+
+    Cards keep their own signatures and provenance. A card whose key is not trusted here is
+    refused, naming the key (`cartograph keys trust FILE` first). A server name that clashes
+    with a card here by another key is refused unless --rename. Exit 1 when any card is
+    refused.
+    """
+    result = import_store(app.workspace, source, rename_prefix=rename_prefix)
+    refused = [
+        {"path": str(f.path), "server": f.server, "kind": f.kind, "reason": f.reason}
+        for f in result.refused
+    ]
+    if as_json:
+        emit_json(
+            {
+                "imported": result.imported,
+                "updated": result.updated,
+                "unchanged": result.unchanged,
+                "renamed": result.renamed,
+                "refused": refused,
+            }
+        )
+    else:
+        stdout.print(
+            f"imported {len(result.imported)}, updated {len(result.updated)}, "
+            f"unchanged {len(result.unchanged)}, renamed {len(result.renamed)}, "
+            f"refused {len(refused)}",
+            highlight=False,
+        )
+        for old, new in sorted(result.renamed.items()):
+            stdout.print(f"renamed {old} -> {new}", highlight=False)
+        for f in refused:
+            stdout.print(
+                f"[red]REFUSED[/] ({f['kind']}) {f['path']}: {f['reason']}", highlight=False
+            )
+    if refused:
         raise SystemExit(1)

@@ -1,0 +1,237 @@
+"""Federation: import another operator's signed cards, and the aliases that rename them here.
+
+:func:`import_store` reads a card store (a ``cards/`` directory or a workspace that holds one)
+and copies in, byte for byte, each card that verifies under *this* workspace's trust store, so
+every imported card keeps its own signature and provenance. Nothing is merged silently:
+
+- a card whose key is unknown, revoked or outside its window here is refused, naming the key;
+- a card for a server this store already holds, signed by another key, is a *clash*: refused,
+  unless ``rename_prefix`` is given, in which case it is stored as ``<prefix><server>`` next to
+  an *alias record* signed by this operator (``<prefix><server>.alias.json``);
+- the same signer's newer card replaces its older one; an identical card is left alone.
+
+An alias record (``cartograph.alias/1``) binds the new name to one card version (its signature
+value); :func:`apply_alias` checks it at load time and hands out the card under the new name.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from cryptography.exceptions import InvalidSignature
+
+from cartograph.cards.canonical import canonical
+from cartograph.cards.keys import OperatorKey, b64, load_key, unb64
+from cartograph.cards.model import Card
+from cartograph.cards.seal import verify_stored
+from cartograph.cards.store import (
+    ALIAS_SUFFIX,
+    CARD_SUFFIX,
+    CardFailure,
+    _read_bytes,
+    _validate_bytes,
+    load_verified,
+)
+from cartograph.cards.trust import TrustStore
+from cartograph.errors import CartographError, KeyError_, TrustError, UsageError, VerificationError
+from cartograph.upstream.snapshot import utc_now
+from cartograph.workspace import Workspace, safe_file_name
+
+logger = logging.getLogger(__name__)
+
+ALIAS_FORMAT = "cartograph.alias/1"
+
+
+@dataclass
+class ImportResult:
+    """What ``cards import`` did with each card of the source store."""
+
+    source: Path
+    imported: list[str] = field(default_factory=list)
+    updated: list[str] = field(default_factory=list)
+    unchanged: list[str] = field(default_factory=list)
+    renamed: dict[str, str] = field(default_factory=dict)
+    refused: list[CardFailure] = field(default_factory=list)
+
+
+def source_cards_dir(source: Path) -> Path:
+    """The directory of card files in ``source`` (a workspace or a cards directory)."""
+    if (source / "cards").is_dir():
+        return source / "cards"
+    if source.is_dir() and any(p.name.endswith(CARD_SUFFIX) for p in source.iterdir()):
+        return source
+    raise UsageError(f"{source}: neither a workspace with cards/ nor a directory of *{CARD_SUFFIX}")
+
+
+def _write_atomic(path: Path, data: bytes) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_bytes(data)
+    os.replace(tmp, path)
+
+
+def import_store(ws: Workspace, source: Path, *, rename_prefix: str | None = None) -> ImportResult:
+    """Copy in every card of ``source`` that verifies here; refuse and report the rest."""
+    src = source_cards_dir(source)
+    if src.resolve() == ws.cards_dir.resolve():
+        raise UsageError(f"{source}: that is this workspace's own card store")
+    if rename_prefix is not None and not safe_file_name(rename_prefix) == rename_prefix:
+        raise UsageError(f"--rename {rename_prefix!r}: use letters, digits, '-', '_' or '.'")
+    trust = TrustStore.for_workspace(ws)
+    if trust.fault is not None:
+        raise KeyError_(f"cannot import: {trust.fault}")
+    local = load_verified(ws, trust)
+    taken_files = {p.name for p in ws.cards_dir.iterdir()} if ws.cards_dir.is_dir() else set()
+    result = ImportResult(source)
+    key: OperatorKey | None = None
+    for path in sorted(p for p in src.iterdir() if p.name.endswith(CARD_SUFFIX)):
+        try:
+            raw = _read_bytes(path)
+            card = _validate_bytes(raw, source=str(path))
+            verify_stored(raw, trust, source=str(path))
+        except TrustError as exc:
+            result.refused.append(CardFailure(path, None, str(exc), exc.kind))
+            continue
+        except VerificationError as exc:
+            result.refused.append(CardFailure(path, None, str(exc), "signature"))
+            continue
+        except CartographError as exc:
+            result.refused.append(CardFailure(path, None, str(exc), "malformed"))
+            continue
+        name = card.identity.server
+        sig = card.signature
+        assert sig is not None  # verify_stored refuses unsigned cards
+        here = local.cards.get(name)
+        target = ws.card_path(name)
+        if here is None and target.name in taken_files and name not in local.paths:
+            result.refused.append(
+                CardFailure(
+                    path,
+                    name,
+                    f"{target} exists here and does not verify; fix or remove it "
+                    "(`cartograph cards verify` says why) before importing over it",
+                    "clash",
+                )
+            )
+            continue
+        if here is not None and here.signature is not None:
+            if here.signature.value == sig.value:
+                result.unchanged.append(name)
+                continue
+            if here.signature.key_id == sig.key_id and local.paths[name] == target:
+                if sig.signed_at < here.signature.signed_at:
+                    result.refused.append(
+                        CardFailure(
+                            path,
+                            name,
+                            f"server {name!r}: the card here, by the same key {sig.key_id}, "
+                            f"is newer ({here.signature.signed_at} > {sig.signed_at})",
+                            "older",
+                        )
+                    )
+                    continue
+                _write_atomic(target, raw)
+                result.updated.append(name)
+                continue
+            if rename_prefix is None:
+                result.refused.append(
+                    CardFailure(
+                        path,
+                        name,
+                        f"server {name!r} clashes: the card here is signed by "
+                        f"{here.signature.key_id}, the imported one by {sig.key_id} "
+                        f"({_signer(trust, sig.key_id)}); not merged. Import with --rename PREFIX "
+                        "to keep both (the import becomes PREFIX+name), or remove one",
+                        "clash",
+                    )
+                )
+                continue
+            alias = rename_prefix + name
+            target = ws.card_path(alias)
+            if alias in local.cards or target.name in taken_files:
+                result.refused.append(
+                    CardFailure(
+                        path,
+                        name,
+                        f"server {name!r} clashes and {alias!r} is taken too; choose "
+                        "another --rename prefix",
+                        "clash",
+                    )
+                )
+                continue
+            key = key or load_key(ws)
+            _write_atomic(target, raw)
+            write_alias(target, card, alias, key)
+            taken_files.add(target.name)
+            result.renamed[name] = alias
+            continue
+        _write_atomic(target, raw)
+        taken_files.add(target.name)
+        local.cards[name] = card
+        local.paths[name] = target
+        result.imported.append(name)
+    logger.info(
+        "imported %d card(s) from %s, refused %d", len(result.imported), source, len(result.refused)
+    )
+    return result
+
+
+def _signer(trust: TrustStore, key_id: str) -> str:
+    entry = trust.entry(key_id)
+    return entry.name if entry else "unknown"
+
+
+def write_alias(card_path: Path, card: Card, alias: str, key: OperatorKey) -> Path:
+    """Sign and write the alias record that renames ``card`` to ``alias`` here."""
+    assert card.signature is not None
+    doc: dict[str, Any] = {
+        "format": ALIAS_FORMAT,
+        "server": alias,
+        "original_server": card.identity.server,
+        "card_key_id": card.signature.key_id,
+        "card_signature": card.signature.value,
+        "signed_at": utc_now(),
+    }
+    value = key.private_key.sign(canonical(doc))
+    doc["signature"] = {"alg": "Ed25519", "key_id": key.key_id, "value": b64(value)}
+    path = card_path.with_name(card_path.name[: -len(CARD_SUFFIX)] + ALIAS_SUFFIX)
+    _write_atomic(path, (json.dumps(doc, indent=2, ensure_ascii=False) + "\n").encode())
+    return path
+
+
+def apply_alias(path: Path, card: Card, trust: TrustStore) -> Card:
+    """``card`` under the name its alias record gives it, once the record verifies here."""
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+        sig = doc.pop("signature")
+        signer, value = str(sig["key_id"]), str(sig["value"])
+        alias, signed_at = str(doc["server"]), str(doc["signed_at"])
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise VerificationError(f"{path}: not a readable {ALIAS_FORMAT} record: {exc!r}") from exc
+    entry = trust.entry(signer)
+    if entry is None or entry.origin != "operator":
+        raise TrustError(
+            f"{path}: alias signed by {signer}, not one of this workspace's operator keys",
+            kind="unknown",
+            key_id=signer,
+        )
+    public = trust.check(f"alias {path.name}", signer, signed_at)
+    try:
+        public.verify(unb64(value), canonical(doc))
+    except (InvalidSignature, ValueError) as exc:
+        raise VerificationError(f"{path}: alias record was changed after signing") from exc
+    if (
+        card.signature is None
+        or doc.get("original_server") != card.identity.server
+        or doc.get("card_signature") != card.signature.value
+    ):
+        raise VerificationError(
+            f"{path}: the alias {alias!r} was made for another version of this card; import it "
+            "again with --rename"
+        )
+    return card.model_copy(update={"identity": card.identity.model_copy(update={"server": alias})})

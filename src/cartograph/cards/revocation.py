@@ -1,0 +1,207 @@
+"""The revocation list: keys this workspace no longer trusts for anything, signed by its operator.
+
+``<home>/keys/trusted/revocations.json`` (``cartograph.revocations/1``) holds a serial number,
+the issue time and one entry per revoked key (id, time, reason), sealed like a card: Ed25519 over
+the RFC 8785 canonical document without its ``signature`` block, by one of this workspace's own
+(``operator``) keys that is not itself on the list.
+
+A list that does not verify, is missing while trust.json says one was issued, or carries a lower
+serial than trust.json records (a rollback to an older list) puts the trust store in *fault*: no
+card verifies until the operator restores the list or issues a new one
+(:func:`reset_revocations`). Trusting nothing is the safe failure; trusting everything would
+silently bring revoked keys back.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+from cryptography.exceptions import InvalidSignature
+
+from cartograph.cards.canonical import canonical
+from cartograph.cards.keys import OperatorKey, b64, format_time, load_key, now_utc, unb64
+from cartograph.cards.trust import (
+    Revocation,
+    TrustStore,
+    read_trust_doc,
+    write_trust_doc,
+)
+from cartograph.errors import CartographError, KeyError_, UsageError
+from cartograph.workspace import Workspace
+
+logger = logging.getLogger(__name__)
+
+REVOCATION_FORMAT = "cartograph.revocations/1"
+_KEY_ID = re.compile(r"^ed25519:[0-9a-f]{16}$")
+
+
+def revocations_file(ws: Workspace) -> Path:
+    return ws.trusted_dir / "revocations.json"
+
+
+def _unsigned(serial: int, entries: list[Revocation]) -> dict[str, Any]:
+    return {
+        "format": REVOCATION_FORMAT,
+        "serial": serial,
+        "issued_at": format_time(now_utc()),
+        "revoked": [
+            {"key_id": r.key_id, "revoked_at": r.revoked_at, "reason": r.reason}
+            for r in sorted(entries, key=lambda r: r.key_id)
+        ],
+    }
+
+
+def _sign(doc: dict[str, Any], key: OperatorKey) -> dict[str, Any]:
+    value = key.private_key.sign(canonical(doc))
+    signature = {
+        "alg": "Ed25519",
+        "key_id": key.key_id,
+        "value": b64(value),
+        "signed_at": doc["issued_at"],
+    }
+    return {**doc, "signature": signature}
+
+
+def _write(ws: Workspace, doc: dict[str, Any]) -> None:
+    path = revocations_file(ws)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(json.dumps(doc, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def _set_anchor(ws: Workspace, serial: int) -> None:
+    doc = read_trust_doc(ws)
+    doc["revocation_serial"] = serial
+    write_trust_doc(ws, doc)
+
+
+def read_revocations(path: Path, store: TrustStore) -> tuple[int, list[Revocation], str]:
+    """Serial, entries and signer of a revocation list that verifies under ``store``.
+
+    Raises :class:`CartographError` naming the file and what is wrong with it.
+    """
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+        sig = doc["signature"]
+        payload = {k: v for k, v in doc.items() if k != "signature"}
+        serial = int(payload["serial"])
+        entries = [
+            Revocation(str(e["key_id"]), str(e["revoked_at"]), str(e.get("reason") or ""))
+            for e in payload["revoked"]
+        ]
+        signer, value, signed_at = str(sig["key_id"]), str(sig["value"]), str(sig["signed_at"])
+    except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError) as exc:
+        raise KeyError_(f"{path}: not a readable {REVOCATION_FORMAT} document: {exc!r}") from exc
+    if payload.get("format") != REVOCATION_FORMAT:
+        raise KeyError_(f"{path}: not a {REVOCATION_FORMAT} document")
+    entry = store.entry(signer)
+    if entry is None or entry.origin != "operator":
+        raise KeyError_(
+            f"{path}: signed by {signer}, which is not one of this workspace's operator keys"
+        )
+    if any(r.key_id == signer for r in entries):
+        raise KeyError_(f"{path}: signed by {signer}, a key the list itself revokes")
+    public = store.check(f"revocation list {path.name}", signer, signed_at)
+    try:
+        public.verify(unb64(value), canonical(payload))
+    except (InvalidSignature, ValueError) as exc:
+        raise KeyError_(
+            f"{path}: signature by {signer} does not match its content (the list was changed "
+            "after signing)"
+        ) from exc
+    return serial, entries, signer
+
+
+def apply_revocations(ws: Workspace, store: TrustStore, *, anchor: int) -> None:
+    """Load the workspace's revocation list into ``store``, or put ``store`` in fault."""
+    path = revocations_file(ws)
+    if not path.is_file():
+        if anchor > 0:
+            store.fault = (
+                f"{path} is missing although revocation list #{anchor} was issued here; restore "
+                "it, or issue a new one with `cartograph keys reset-revocations`"
+            )
+            logger.error("%s", store.fault)
+        return
+    try:
+        serial, entries, signer = read_revocations(path, store)
+    except CartographError as exc:
+        store.fault = (
+            f"the revocation list is not valid: {exc}; restore it from a backup, or issue a "
+            "new one with `cartograph keys reset-revocations` (then revoke each key again)"
+        )
+        logger.error("%s", store.fault)
+        return
+    if serial < anchor:
+        store.fault = (
+            f"{path} is revocation list #{serial} but #{anchor} was issued here (an older list "
+            "was put back); restore the newest list or run `cartograph keys reset-revocations`"
+        )
+        logger.error("%s", store.fault)
+        return
+    for revocation in entries:
+        store.revoke(revocation)
+    store.revocation_serial = serial
+    store.revocation_signer = signer
+
+
+def revoke_key(ws: Workspace, key_id: str, *, reason: str = "") -> Revocation:
+    """Add ``key_id`` to the revocation list, signed by the current operator key."""
+    if not _KEY_ID.match(key_id):
+        raise UsageError(
+            f"{key_id!r} is not a key id (expected ed25519: and 16 hex digits; "
+            "`cartograph keys list` shows them)"
+        )
+    key = load_key(ws)
+    if key_id == key.key_id:
+        raise UsageError(
+            f"{key_id} is the current operator key; run `cartograph keys rotate` first, then "
+            "revoke the old key (and `cartograph cards resign` to re-sign its cards)"
+        )
+    store = TrustStore.for_workspace(ws)
+    if store.fault is not None:
+        raise KeyError_(f"cannot revoke: {store.fault}")
+    existing = store.revoked.get(key_id)
+    if existing is not None:
+        return existing
+    if store.entry(key_id) is None:
+        logger.warning("revoking %s, which is not in the trust store", key_id)
+    revocation = Revocation(key_id, format_time(now_utc()), reason)
+    serial = store.revocation_serial + 1
+    _write(ws, _sign(_unsigned(serial, [*store.revoked.values(), revocation]), key))
+    _set_anchor(ws, serial)
+    logger.info("revoked %s (list #%d)", key_id, serial)
+    return revocation
+
+
+def resign_revocations(ws: Workspace, key: OperatorKey) -> bool:
+    """Re-sign a valid revocation list with ``key`` (after a rotation); False when none."""
+    store = TrustStore.for_workspace(ws)
+    if store.fault is not None:
+        raise KeyError_(f"cannot re-sign the revocation list: {store.fault}")
+    if not revocations_file(ws).is_file():
+        return False
+    serial = store.revocation_serial + 1
+    _write(ws, _sign(_unsigned(serial, list(store.revoked.values())), key))
+    _set_anchor(ws, serial)
+    return True
+
+
+def reset_revocations(ws: Workspace) -> int:
+    """Issue a new, empty revocation list (a recovery step); returns its serial.
+
+    Every key revoked before must be revoked again: the old list could not be trusted.
+    """
+    key = load_key(ws)
+    doc = read_trust_doc(ws)
+    serial = int(doc.get("revocation_serial") or 0) + 1
+    _write(ws, _sign(_unsigned(serial, []), key))
+    _set_anchor(ws, serial)
+    logger.warning("issued an empty revocation list #%d; revoke each key again", serial)
+    return serial

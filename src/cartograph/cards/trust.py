@@ -1,0 +1,411 @@
+"""The trust store: which public keys may sign cards here, and over which window of time.
+
+Each trusted key has an id, a name, an origin (``operator`` for this workspace's own keys,
+``peer`` for another operator's, ``legacy`` for a bare ``keys/trusted/*.pub``) and a validity
+window ``[not_before, not_after]`` judged against the card's ``signature.signed_at``. Revoked
+keys (the signed list of :mod:`cartograph.cards.revocation`) are trusted for nothing.
+
+On disk, under ``<home>/keys/``::
+
+    trust.json                 cartograph.trust/1: the keys with names and windows, and the
+                               serial of the newest revocation list issued here (rollback anchor)
+    trusted/revocations.json   cartograph.revocations/1, signed by an operator key
+    trusted/*.pub              legacy PEM public keys: trusted with an open window
+    operator.pub               a key that trust.json does not list (a workspace made before it)
+                               is trusted as the operator's with an open window
+This module also owns the operator key's life cycle (init, rotate), since both change trust.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+from dataclasses import dataclass, replace
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+
+from cartograph.cards.keys import (
+    OperatorKey,
+    b64,
+    format_time,
+    key_id_of,
+    load_key,
+    load_public_key,
+    now_utc,
+    parse_time,
+    public_from_b64,
+    raw_public,
+    write_key_pair,
+)
+from cartograph.errors import KeyError_, TrustError
+from cartograph.workspace import Workspace
+
+logger = logging.getLogger(__name__)
+
+TRUST_FORMAT = "cartograph.trust/1"
+FUTURE_SKEW = timedelta(minutes=5)
+"""A card may claim a signing time this far ahead of the local clock, no further."""
+
+
+def trust_file(ws: Workspace) -> Path:
+    return ws.keys_dir / "trust.json"
+
+
+@dataclass(frozen=True)
+class TrustedKey:
+    """One public key this workspace accepts signatures from, and when."""
+
+    key_id: str
+    name: str
+    public_key: Ed25519PublicKey
+    origin: str = "peer"
+    not_before: datetime | None = None
+    not_after: datetime | None = None
+    added_at: str | None = None
+
+    def window(self) -> str:
+        start = format_time(self.not_before) if self.not_before else "-inf"
+        end = format_time(self.not_after) if self.not_after else "+inf"
+        return f"[{start}, {end}]"
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "key_id": self.key_id,
+            "name": self.name,
+            "public_key": b64(raw_public(self.public_key)),
+            "origin": self.origin,
+            "not_before": format_time(self.not_before) if self.not_before else None,
+            "not_after": format_time(self.not_after) if self.not_after else None,
+            "added_at": self.added_at,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any], *, source: str) -> TrustedKey:
+        try:
+            public = public_from_b64(str(data["public_key"]), source=source)
+            entry = cls(
+                key_id=str(data["key_id"]),
+                name=str(data.get("name") or data["key_id"]),
+                public_key=public,
+                origin=str(data.get("origin") or "peer"),
+                not_before=parse_time(data["not_before"]) if data.get("not_before") else None,
+                not_after=parse_time(data["not_after"]) if data.get("not_after") else None,
+                added_at=data.get("added_at"),
+            )
+        except (KeyError, TypeError, ValueError) as exc:
+            raise KeyError_(f"{source}: a key entry is malformed: {exc!r}") from exc
+        if key_id_of(public) != entry.key_id:
+            raise KeyError_(
+                f"{source}: entry {entry.key_id} holds the public key of {key_id_of(public)}"
+            )
+        return entry
+
+
+@dataclass(frozen=True)
+class Revocation:
+    """A key that must not be trusted for anything, whatever its cards' signing times."""
+
+    key_id: str
+    revoked_at: str
+    reason: str = ""
+
+
+class TrustStore:
+    """Trusted keys by id, the revocations that override them, and any fault that voids both.
+
+    ``fault`` is set when the trust material itself cannot be relied on (a tampered, missing or
+    rolled-back revocation list, an unreadable trust.json): then :meth:`check` refuses every key,
+    so a store that cannot tell what is revoked trusts nothing rather than everything.
+    """
+
+    def __init__(self, keys: dict[str, Ed25519PublicKey] | None = None) -> None:
+        self._entries: dict[str, TrustedKey] = {}
+        self.revoked: dict[str, Revocation] = {}
+        self.fault: str | None = None
+        self.revocation_serial = 0
+        self.revocation_signer: str | None = None
+        for public in (keys or {}).values():
+            self.add(public)
+
+    def add(
+        self,
+        public_key: Ed25519PublicKey,
+        *,
+        name: str | None = None,
+        origin: str = "peer",
+        not_before: datetime | None = None,
+        not_after: datetime | None = None,
+    ) -> str:
+        kid = key_id_of(public_key)
+        self.put(TrustedKey(kid, name or kid, public_key, origin, not_before, not_after))
+        return kid
+
+    def put(self, entry: TrustedKey) -> None:
+        self._entries[entry.key_id] = entry
+
+    def get(self, key_id: str) -> Ed25519PublicKey | None:
+        """The public key with that id, trusted or not at any given time (see :meth:`check`)."""
+        entry = self._entries.get(key_id)
+        return entry.public_key if entry else None
+
+    def entry(self, key_id: str) -> TrustedKey | None:
+        return self._entries.get(key_id)
+
+    def entries(self) -> list[TrustedKey]:
+        return [self._entries[k] for k in sorted(self._entries)]
+
+    def key_ids(self) -> list[str]:
+        return sorted(self._entries)
+
+    def revoke(self, revocation: Revocation) -> None:
+        self.revoked[revocation.key_id] = revocation
+
+    def state(self, key_id: str, at: datetime | None = None) -> str:
+        """``revoked``, ``expired``, ``not-yet-valid``, ``valid`` or ``unknown`` at ``at``."""
+        entry = self._entries.get(key_id)
+        if key_id in self.revoked:
+            return "revoked"
+        if entry is None:
+            return "unknown"
+        at = at or now_utc()
+        if entry.not_after is not None and at > entry.not_after:
+            return "expired"
+        if entry.not_before is not None and at < entry.not_before:
+            return "not-yet-valid"
+        return "valid"
+
+    def check(self, name: str, key_id: str, signed_at: str) -> Ed25519PublicKey:
+        """The public key for a signature by ``key_id`` at ``signed_at``, or :class:`TrustError`.
+
+        ``name`` is what was signed (a card's server), for the message.
+        """
+        if self.fault is not None:
+            raise TrustError(
+                f"{name}: no key is trusted because {self.fault}", kind="revocation-list"
+            )
+        revocation = self.revoked.get(key_id)
+        if revocation is not None:
+            why = f" ({revocation.reason})" if revocation.reason else ""
+            raise TrustError(
+                f"{name} is signed by key {key_id}, revoked at {revocation.revoked_at}{why}; "
+                "re-sign it with a trusted key (`cartograph cards resign`) or drop it",
+                kind="revoked",
+                key_id=key_id,
+            )
+        entry = self._entries.get(key_id)
+        if entry is None:
+            raise TrustError(
+                f"{name} is signed by unknown key {key_id}; trusted keys: "
+                f"{', '.join(self.key_ids()) or 'none'} (add the signer's public key with "
+                "`cartograph keys trust FILE` if you trust it)",
+                kind="unknown",
+                key_id=key_id,
+            )
+        try:
+            when = parse_time(signed_at)
+        except ValueError:
+            raise TrustError(
+                f"{name}: signing time {signed_at!r} is not an ISO 8601 time",
+                kind="future",
+                key_id=key_id,
+            ) from None
+        if when > self._future_limit:
+            raise TrustError(
+                f"{name} claims to be signed at {signed_at}, in the future; check the clocks "
+                f"of this machine and of the signer ({key_id})",
+                kind="future",
+                key_id=key_id,
+            )
+        if entry.not_after is not None and when > entry.not_after:
+            raise TrustError(
+                f"{name} was signed at {signed_at} by key {key_id} ({entry.name}), after the "
+                f"key's window {entry.window()} ended; re-sign it with the current key "
+                "(`cartograph cards resign`)",
+                kind="expired",
+                key_id=key_id,
+            )
+        if entry.not_before is not None and when < entry.not_before:
+            raise TrustError(
+                f"{name} claims to be signed at {signed_at} by key {key_id} ({entry.name}), "
+                f"before the key's window {entry.window()} began",
+                kind="not-yet-valid",
+                key_id=key_id,
+            )
+        return entry.public_key
+
+    @property
+    def _future_limit(self) -> datetime:
+        return now_utc() + FUTURE_SKEW
+
+    @classmethod
+    def for_workspace(cls, ws: Workspace) -> TrustStore:
+        """trust.json, the legacy ``keys/trusted/*.pub`` and operator.pub, then revocations."""
+        from cartograph.cards.revocation import apply_revocations
+
+        store = cls()
+        try:
+            doc = read_trust_doc(ws)
+            for item in doc["keys"]:
+                store.put(TrustedKey.from_json(item, source=str(trust_file(ws))))
+            legacy = [ws.public_key] if ws.public_key.is_file() else []
+            if ws.trusted_dir.is_dir():
+                legacy += sorted(ws.trusted_dir.glob("*.pub"))
+            for path in legacy:
+                public = load_public_key(path)
+                kid = key_id_of(public)
+                if store.entry(kid) is None:
+                    own = path == ws.public_key
+                    store.put(
+                        TrustedKey(
+                            kid,
+                            "operator" if own else path.stem,
+                            public,
+                            "operator" if own else "legacy",
+                        )
+                    )
+        except KeyError_ as exc:
+            store.fault = f"the trust store cannot be read: {exc}"
+            logger.error("%s", store.fault)
+            return store
+        apply_revocations(ws, store, anchor=int(doc.get("revocation_serial") or 0))
+        return store
+
+
+def read_trust_doc(ws: Workspace) -> dict[str, Any]:
+    """The parsed trust.json (an empty one when absent); :class:`KeyError_` when unreadable."""
+    path = trust_file(ws)
+    if not path.is_file():
+        return {"format": TRUST_FORMAT, "revocation_serial": 0, "keys": []}
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise KeyError_(f"{path}: not readable JSON: {exc}") from exc
+    if not isinstance(doc, dict) or doc.get("format") != TRUST_FORMAT:
+        raise KeyError_(f"{path}: not a {TRUST_FORMAT} document")
+    if not isinstance(doc.get("keys"), list):
+        raise KeyError_(f"{path}: 'keys' must be a list")
+    return doc
+
+
+def write_trust_doc(ws: Workspace, doc: dict[str, Any]) -> None:
+    path = trust_file(ws)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    doc["keys"] = sorted(doc["keys"], key=lambda item: item["key_id"])
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(json.dumps(doc, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def _set_entry(doc: dict[str, Any], entry: TrustedKey) -> None:
+    doc["keys"] = [k for k in doc["keys"] if k.get("key_id") != entry.key_id]
+    doc["keys"].append(entry.to_json())
+
+
+def init_key(ws: Workspace, *, force: bool = False) -> OperatorKey:
+    """Write a new operator key pair (private key mode 0600), trusted from this moment on."""
+    if ws.private_key.exists() and not force:
+        raise KeyError_(
+            f"{ws.private_key}: an operator key already exists; pass --force to replace it "
+            "(cards signed by the old key stop verifying), or `cartograph keys rotate` to keep "
+            "them valid"
+        )
+    doc = read_trust_doc(ws)
+    if force and ws.public_key.is_file():
+        replaced = key_id_of(load_public_key(ws.public_key))
+        doc["keys"] = [k for k in doc["keys"] if k.get("key_id") != replaced]
+    key = OperatorKey.generate()
+    now = now_utc()
+    _set_entry(
+        doc,
+        TrustedKey(key.key_id, "operator", key.public_key, "operator", now, None, format_time(now)),
+    )
+    write_trust_doc(ws, doc)
+    write_key_pair(ws, key)
+    logger.info("operator key %s created", key.key_id)
+    return key
+
+
+@dataclass(frozen=True)
+class Rotation:
+    """What ``keys rotate`` did."""
+
+    old_key_id: str
+    new_key: OperatorKey
+    old_not_after: datetime
+    revocation_list_resigned: bool
+
+
+def rotate_key(ws: Workspace, *, grace: timedelta = timedelta(0)) -> Rotation:
+    """Make a new operator key; the old one's window ends now (+ ``grace``).
+
+    Cards the old key signed up to then stay valid; new cards are signed by the new key. The old
+    private key is overwritten (only its public key stays, in trust.json). A valid revocation
+    list is re-signed by the new key; a faulty one stops the rotation (fix it first).
+    """
+    from cartograph.cards.revocation import resign_revocations
+
+    old = load_key(ws)
+    store = TrustStore.for_workspace(ws)
+    if store.fault is not None:
+        raise KeyError_(f"cannot rotate: {store.fault}")
+    if old.key_id in store.revoked:
+        logger.warning("rotating away from revoked key %s", old.key_id)
+    doc = read_trust_doc(ws)
+    now = now_utc()
+    old_entry = store.entry(old.key_id) or TrustedKey(
+        old.key_id, "operator", old.public_key, "operator"
+    )
+    old_end = now + grace
+    _set_entry(doc, replace(old_entry, origin="operator", not_after=old_end))
+    new = OperatorKey.generate()
+    _set_entry(
+        doc,
+        TrustedKey(
+            new.key_id, old_entry.name, new.public_key, "operator", now, None, format_time(now)
+        ),
+    )
+    write_trust_doc(ws, doc)
+    write_key_pair(ws, new)
+    resigned = resign_revocations(ws, new)
+    logger.info(
+        "rotated operator key %s -> %s (old window ends %s)",
+        old.key_id,
+        new.key_id,
+        format_time(old_end),
+    )
+    return Rotation(old.key_id, new, old_end, resigned)
+
+
+def trust_key(
+    ws: Workspace,
+    pem: Path,
+    *,
+    name: str | None = None,
+    not_before: datetime | None = None,
+    not_after: datetime | None = None,
+) -> TrustedKey:
+    """Trust another operator's public key (PEM file) for cards signed inside the window."""
+    public = load_public_key(pem)
+    kid = key_id_of(public)
+    store = TrustStore.for_workspace(ws)
+    if kid in store.revoked:
+        raise KeyError_(
+            f"{pem}: key {kid} is revoked here ({store.revoked[kid].reason or 'no reason given'}); "
+            "a revoked key is not trusted again"
+        )
+    existing = store.entry(kid)
+    if existing is not None and existing.origin == "operator":
+        raise KeyError_(f"{pem}: key {kid} is this workspace's own operator key")
+    if not_before and not_after and not_after < not_before:
+        raise KeyError_(f"{pem}: --not-after is before --not-before")
+    doc = read_trust_doc(ws)
+    entry = TrustedKey(
+        kid, name or pem.stem, public, "peer", not_before, not_after, format_time(now_utc())
+    )
+    _set_entry(doc, entry)
+    write_trust_doc(ws, doc)
+    return entry

@@ -449,3 +449,23 @@ def test_card_json_round_trips(fleet_cards: dict[str, GeneratedCard]) -> None:
     )
     again = Card.model_validate(json.loads(card.model_dump_json()))
     assert canonical(again.unsigned_payload()) == canonical(card.unsigned_payload())
+
+
+def test_distinguish_from_names_what_sets_colliding_tools_apart(fleet: Snapshot) -> None:
+    server = fleet.servers["airtable"]
+    plain = generate_card(server, created_at=WHEN).card
+    rivals = {
+        "list_records": ["airtable/search_records", "other/list_records"],
+        "search_records": ["airtable/list_records"],
+    }
+    contrasted = generate_card(server, created_at=WHEN, distinguish_from=rivals).card
+    listed, searched = contrasted.tool("list_records"), contrasted.tool("search_records")
+    assert listed is not None and searched is not None
+    assert "Unlike search records:" in listed.summary
+    assert "term" in searched.summary.split("Unlike", 1)[1]  # only search_records takes it
+    before = plain.tool("list_records")
+    assert before is not None and listed.summary.startswith(before.summary)
+    untouched = [e.name for e in contrasted.tools if e.name not in rivals]
+    assert all(contrasted.tool(n) == plain.tool(n) for n in untouched)
+    again = generate_card(server, created_at=WHEN, distinguish_from=rivals).card
+    assert canonical(again.unsigned_payload()) == canonical(contrasted.unsigned_payload())

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import logging
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from jsonschema.exceptions import SchemaError, UnknownType
@@ -21,7 +21,7 @@ from referencing.exceptions import Unresolvable
 
 from cartograph.cards.canonical import sha256_json, sha256_text
 from cartograph.cards.gen_server import capability_text, product_of
-from cartograph.cards.gen_tool import ToolDraft, compose_tool
+from cartograph.cards.gen_tool import ToolDraft, compose_tool, distinguish
 from cartograph.cards.model import (
     Capability,
     Card,
@@ -224,30 +224,22 @@ def _contrasted(
     summaries: list[str],
     rivals: dict[str, list[str]],
 ) -> list[str]:
-    """Summaries with contrast added for the tools named in ``rivals`` (see generate_card)."""
-
-    def args(i: int) -> set[str]:
-        schema = server.tools[i].get("inputSchema")
-        props = schema.get("properties") if isinstance(schema, dict) else None
-        return set(props) if isinstance(props, dict) else set()
-
+    """Summaries with contrast added for the tools named in ``rivals`` (see generate_card):
+    the tool's name phrase, then the words (from its name, parameters and description hints)
+    that none of its same-server rivals has."""
     pos = {d.name: i for i, d in enumerate(drafts)}
+    prefix = f"{server.name}/"
     out = list(summaries)
-    for name, others in rivals.items():
+    for name in sorted(rivals):
         i = pos.get(name)
         if i is None:
             continue
-        prefix = f"{server.name}/"
-        mates = [
-            pos[o[len(prefix) :]]
-            for o in others
-            if o.startswith(prefix) and o[len(prefix) :] in pos
-        ]
-        own = sorted(args(i) - set().union(*(args(j) for j in mates))) if mates else []
-        extra = f" Tool: {drafts[i].detail}." if drafts[i].detail not in out[i] else ""
-        if own:
-            extra += f" Takes {', '.join(own[:4])}."
-        out[i] = out[i] + extra
+        wanted = {o[len(prefix) :] for o in rivals[name] if o.startswith(prefix)}
+        mates = sorted(pos[n] for n in wanted if n in pos and pos[n] != i)
+        base = out[i]
+        if drafts[i].detail not in base:
+            base += f" Tool: {drafts[i].detail}."
+        out[i] = distinguish(replace(drafts[i], summary=base), [drafts[j] for j in mates])
     return out
 
 

@@ -21,6 +21,7 @@ from cartograph.cards.gen_lexicon import (
 from cartograph.cards.gen_schema import Param, example_arguments, params_of
 from cartograph.cards.gen_server import Product, ToolFacts, tool_mode
 from cartograph.cards.text import (
+    STOPWORDS,
     Dropped,
     cjk_segments,
     content_words,
@@ -55,6 +56,10 @@ class ToolDraft:
     warnings: tuple[str, ...]
     detail: str
     """Words that tell this tool apart (name and parameters), for de-duplicating summaries."""
+    vocabulary: tuple[str, ...] = ()
+    """Every content word the card may use for this tool, best first."""
+    grams: frozenset[tuple[str, ...]] = frozenset()
+    """Word runs of the publisher's text that no operator field may contain."""
 
 
 def compose_tool(tool: dict[str, Any], product: Product) -> ToolDraft:
@@ -141,8 +146,43 @@ def compose_tool(tool: dict[str, Any], product: Product) -> ToolDraft:
     elif not filtered.kept.strip():
         warnings.append("the whole publisher description was model-directed and dropped")
     facts = ToolFacts(verb, tuple(objects), mode, tuple(words))
+    vocabulary = tuple(
+        dict.fromkeys(
+            [*core, *(w for p in params for w in p.words), *hint_words, *param_hints, *choices]
+        )
+    )
     return ToolDraft(
-        name, summary, usage, examples, tags, facts, tuple(dropped), tuple(warnings), detail
+        name,
+        summary,
+        usage,
+        examples,
+        tags,
+        facts,
+        tuple(dropped),
+        tuple(warnings),
+        detail,
+        vocabulary,
+        sources,
+    )
+
+
+def distinguish(draft: ToolDraft, others: Sequence[ToolDraft], *, limit: int = 6) -> str:
+    """``draft``'s summary plus the words that set it apart from ``others`` (tools a detector
+    found too close to it); the summary unchanged when nothing sets it apart."""
+    taken = {w for other in others for w in other.vocabulary}
+    own = [w for w in draft.vocabulary if w not in taken and w not in STOPWORDS]
+    if not own or not others:
+        return draft.summary
+    names = ", ".join(identifier_phrase(o.name) or o.name for o in others[:3])
+
+    def build(words: list[str]) -> str:
+        return f"{draft.summary} Unlike {names}: {', '.join(words)}." if words else draft.summary
+
+    return _guarded(
+        draft.grams,
+        lambda: build(own[:limit]),
+        lambda: build(sorted(own[:limit])),
+        lambda: draft.summary,
     )
 
 

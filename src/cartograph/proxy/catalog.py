@@ -54,6 +54,7 @@ class CardCatalog:
             self.ws.cards_dir,
             self.ws.public_key,
             self.ws.trusted_dir,
+            self.ws.keys_dir / "trust.json",  # trust store (cartograph.cards.trust)
             *card_files(self.ws),
         ]:
             try:

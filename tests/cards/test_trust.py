@@ -1,4 +1,4 @@
-"""Trust: key windows, revocation (signed, tamper-evident), the sealed layout, verification at scale."""
+"""Trust: key windows, signed revocation lists, the sealed layout, verification at scale."""
 
 from __future__ import annotations
 
@@ -72,8 +72,11 @@ def test_workspace_without_trust_json_still_trusts_operator_pub_and_trusted_dir(
 
 def test_trusted_peer_key_verifies_only_inside_its_window(ws, tmp_path):
     entry = trust_key(
-        ws, peer_pem(tmp_path), name="acme",
-        not_before=parse_time("2026-03-01"), not_after=parse_time("2026-06-30T00:00:00Z"),
+        ws,
+        peer_pem(tmp_path),
+        name="acme",
+        not_before=parse_time("2026-03-01"),
+        not_after=parse_time("2026-06-30T00:00:00Z"),
     )
     assert entry.key_id == OTHER_KEY.key_id and entry.name == "acme"
     store = TrustStore.for_workspace(ws)
@@ -90,8 +93,9 @@ def test_trusted_peer_key_verifies_only_inside_its_window(ws, tmp_path):
 def test_card_claiming_a_future_signing_time_is_refused(ws):
     future = format_time(now_utc() + timedelta(hours=2))
     with pytest.raises(TrustError, match="in the future") as info:
-        verify_card(sign_card(make_card(), own_key(ws), signed_at=future),
-                    TrustStore.for_workspace(ws))
+        verify_card(
+            sign_card(make_card(), own_key(ws), signed_at=future), TrustStore.for_workspace(ws)
+        )
     assert info.value.kind == "future"
 
 
@@ -185,9 +189,7 @@ def test_revocation_list_signed_by_a_peer_key_is_refused(ws, tmp_path):
 
     trust_key(ws, peer_pem(tmp_path))
     _write(ws, _sign(_unsigned(5, []), OTHER_KEY))  # a trusted peer cannot speak for us
-    assert "not one of this workspace's operator keys" in (
-        TrustStore.for_workspace(ws).fault or ""
-    )
+    assert "not one of this workspace's operator keys" in (TrustStore.for_workspace(ws).fault or "")
 
 
 def test_current_key_cannot_be_revoked_and_key_ids_are_checked(ws):
@@ -205,8 +207,9 @@ def test_a_revoked_key_cannot_be_trusted_again(ws, tmp_path):
 
 def test_keys_trust_and_list_through_the_cli(ws, tmp_path):
     pem = peer_pem(tmp_path)
-    added = run(ws.root, "keys", "trust", str(pem), "--name", "acme", "--not-after",
-                "2030-01-01", "--json")
+    added = run(
+        ws.root, "keys", "trust", str(pem), "--name", "acme", "--not-after", "2030-01-01", "--json"
+    )
     assert added.exit_code == 0, added.output
     assert json.loads(added.stdout)["not_after"] == "2030-01-01T00:00:00Z"
     bad = run(ws.root, "keys", "trust", str(pem), "--not-after", "soon")

@@ -128,3 +128,20 @@ async def test_per_client_sessions_keep_one_agents_state_from_another(env: Env) 
             shared_2 = await call(carol, "calm", "counter")
     assert (text(a1), text(a2), text(b1)) == ("1", "2", "1")
     assert (text(shared_1), text(shared_2)) == ("1", "2")  # calm is shared on purpose
+
+
+async def test_calls_beyond_the_in_flight_limit_wait_their_turn(env: Env) -> None:
+    proxy = env.proxy(limits=replace(FAST, max_in_flight=1, call_timeout=3.0))
+    finished: list[str] = []
+    async with connected(proxy) as client:
+        await call(client, "chaos", "echo", {"text": "warm"})
+
+        async def run(name: str, tool: str, arguments: dict[str, object]) -> None:
+            await call(client, "chaos", tool, arguments)
+            finished.append(name)
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(run, "hang", "hang", {})
+            await anyio.wait_all_tasks_blocked()  # the hang holds the only slot
+            tg.start_soon(run, "echo", "echo", {"text": "queued"})
+    assert finished == ["hang", "echo"]  # without the bound the echo would finish first

@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -40,11 +41,12 @@ from cartograph.cards.store import (
 from cartograph.cards.trust import TrustStore
 from cartograph.errors import CartographError, KeyError_, TrustError, UsageError, VerificationError
 from cartograph.upstream.snapshot import utc_now
-from cartograph.workspace import Workspace, safe_file_name
+from cartograph.workspace import Workspace
 
 logger = logging.getLogger(__name__)
 
 ALIAS_FORMAT = "cartograph.alias/1"
+_PREFIX = re.compile(r"^[A-Za-z0-9._-]{1,64}$")  # server names end up in MCP tool names (SEP-986)
 
 
 @dataclass
@@ -80,7 +82,7 @@ def import_store(ws: Workspace, source: Path, *, rename_prefix: str | None = Non
     src = source_cards_dir(source)
     if src.resolve() == ws.cards_dir.resolve():
         raise UsageError(f"{source}: that is this workspace's own card store")
-    if rename_prefix is not None and not safe_file_name(rename_prefix) == rename_prefix:
+    if rename_prefix is not None and not _PREFIX.match(rename_prefix):
         raise UsageError(f"--rename {rename_prefix!r}: use letters, digits, '-', '_' or '.'")
     trust = TrustStore.for_workspace(ws)
     if trust.fault is not None:
@@ -153,6 +155,21 @@ def import_store(ws: Workspace, source: Path, *, rename_prefix: str | None = Non
                 continue
             alias = rename_prefix + name
             target = ws.card_path(alias)
+            before = local.cards.get(alias)
+            if before is not None and before.signature is not None:
+                if before.signature.value == sig.value:
+                    result.unchanged.append(alias)
+                    continue
+                if (
+                    before.signature.key_id == sig.key_id
+                    and local.paths[alias] == target
+                    and sig.signed_at >= before.signature.signed_at
+                ):
+                    key = key or load_key(ws)
+                    _write_atomic(target, raw)
+                    write_alias(target, card, alias, key)
+                    result.updated.append(alias)
+                    continue
             if alias in local.cards or target.name in taken_files:
                 result.refused.append(
                     CardFailure(

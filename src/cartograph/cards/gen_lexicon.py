@@ -92,6 +92,24 @@ VERB_SYNONYMS: dict[str, tuple[str, ...]] = {
     "load": ("open", "read"),
     "play": ("start",),
     "predict": ("forecast",),
+    "sync": ("synchronize", "refresh"),
+    "link": ("connect", "attach"),
+    "switch": ("change", "select"),
+    "estimate": ("compute", "approximate"),
+    "fill": ("enter", "type"),
+    "index": ("rebuild index",),
+    "refresh": ("reload", "update"),
+    "think": ("reason", "plan"),
+    "log": ("record",),
+    "rank": ("order", "sort"),
+    "detect": ("identify", "find"),
+    "review": ("check", "assess"),
+    "approve": ("accept",),
+    "reject": ("decline",),
+    "share": ("send", "publish"),
+    "connect": ("link",),
+    "login": ("sign in", "authenticate"),
+    "authenticate": ("log in", "sign in"),
 }
 
 # words in tool names that mean a canonical verb
@@ -212,6 +230,29 @@ def canonical_verb(word: str) -> str | None:
     if word in VERB_SYNONYMS:
         return word
     return VERB_ALIASES.get(word)
+
+
+def verb_of(word: str) -> str | None:
+    """The canonical verb of an inflected word: ``retrieves`` -> ``get``, ``computes`` ->
+    ``compute``, ``synced`` -> ``sync``; None when it is not a known verb."""
+    stems = [word]
+    for suffix, add in (
+        ("ies", "y"),
+        ("es", ""),
+        ("s", ""),
+        ("ed", ""),
+        ("ed", "e"),
+        ("d", ""),
+        ("ing", ""),
+        ("ing", "e"),
+    ):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            stems.append(word[: -len(suffix)] + add)
+    for stem in stems:
+        verb = canonical_verb(stem)
+        if verb:
+            return verb
+    return None
 
 
 def verb_synonyms(verb: str) -> tuple[str, ...]:

@@ -16,6 +16,7 @@ from typing import Any
 from cartograph.cards.gen_lexicon import (
     canonical_verb,
     cjk_gloss,
+    verb_of,
     verb_synonyms,
 )
 from cartograph.cards.gen_schema import Param, example_arguments, params_of
@@ -86,7 +87,7 @@ def compose_tool(tool: dict[str, Any], product: Product) -> ToolDraft:
         _without_product(filtered.kept, product), exclude=(*name_words, *product.words)
     )
     if verb is None:
-        verb = next((v for v in map(canonical_verb, hint_words[:3]) if v), None)
+        verb = next((v for v in map(verb_of, hint_words[:3]) if v), None)
     if not objects:
         objects = [w for w in hint_words if not _verbish(w)][:2]
     param_hints = content_words(" ".join(param_text), exclude=(*name_words, *hint_words))
@@ -213,8 +214,7 @@ def _without_product(text: str, product: Product) -> str:
 
 def _verbish(word: str) -> bool:
     """``adds``, ``created``, ``searching``: an inflected action verb."""
-    stems = (word, word[:-1], word[:-2], word[:-3])
-    return any(canonical_verb(stem) for stem in stems if len(stem) > 2)
+    return verb_of(word) is not None
 
 
 def _grams(sources: Sequence[Sequence[str]]) -> frozenset[tuple[str, ...]]:

@@ -115,11 +115,12 @@ def capability_text(
         objects.update(set(f.objects))
     domains = domains_for([list(f.words) for f in facts], product.words)
     top_verbs = [v for v, _ in sorted(verbs.items(), key=lambda kv: (-kv[1], kv[0]))[:6]]
-    top_objects = [
+    ranked = [
         o
         for o, _ in sorted(objects.items(), key=lambda kv: (-kv[1], kv[0]))
-        if o not in product.words and o not in STOPWORDS and len(o) > 1
-    ][:8]
+        if o not in STOPWORDS and len(o) > 1
+    ]
+    top_objects = [o for o in ranked if o not in product.words][:8] or ranked[:4]
     modes = Counter(f.mode for f in facts)
     n = len(facts)
     reads = modes.get("read", 0)

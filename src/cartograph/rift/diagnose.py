@@ -12,6 +12,7 @@ takes (from the signed input schema) or else its distinct words. Pure functions,
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -73,20 +74,21 @@ def diagnose(
     share a tool name); all three sequences are in member order.
     """
     ordered = [ordered_tokens(s) for s in summaries]
-    toks = [frozenset(o) for o in ordered]
-    shared = frozenset.intersection(*toks) if toks else frozenset()
+    # how many members use each token: shared = used by all, distinct = used by this one only
+    # (linear in the cluster's text, so a 2,000-tool baseline group costs no more than a pair)
+    users = Counter(t for o in ordered for t in o)
+    shared = frozenset(t for t, n in users.items() if n == len(ordered)) if ordered else frozenset()
     distinct: dict[str, tuple[str, ...]] = {}
     for k, label in enumerate(labels):
-        others = frozenset().union(*(t for j, t in enumerate(toks) if j != k))
-        distinct[label] = tuple(t for t in ordered[k] if t not in others)
+        distinct[label] = tuple(t for t in ordered[k] if users[t] == 1)
     regenerate = tuple(label for label in labels if not distinct[label])
     if regenerate:
         return Diagnosis(tuple(sorted(shared)), distinct, regenerate, REGENERATE)
     args = [_arg_names(s) for s in schemas]
+    arg_users = Counter(a for names in args for a in names)
     parts = []
     for k, label in enumerate(labels):
-        others_args = set().union(*(a for j, a in enumerate(args) if j != k))
-        own_args = sorted(args[k] - others_args)
+        own_args = sorted(a for a in args[k] if arg_users[a] == 1)
         if own_args:
             parts.append(f"{label}: say it takes {', '.join(own_args[:max_words])}")
         else:

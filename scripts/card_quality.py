@@ -8,12 +8,13 @@ each under two tokenisers (``plain``: lower-cased \\w\\w+ runs as bm25s does; ``
 identifier-splitting tokeniser), and with ``--dense`` all-MiniLM-L6-v2 (int8 ONNX) cosine.
 It prints R@1, R@5 and MRR per variant and, with ``--misses``, the queries cards lose.
 
-    .venv/bin/python scripts/card_quality.py [--corpus DIR] [--dense] [--misses]
+    .venv/bin/python scripts/card_quality.py [--corpus DIR] [--dense [--cache F.npz]] [--misses]
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import re
 import sys
@@ -97,13 +98,41 @@ def bm25_rank(
     return np.asarray(results)
 
 
-def dense_rank(docs: Sequence[str], queries: Sequence[str], k: int) -> np.ndarray:
-    from cartograph.index.minilm import OnnxMiniLM
+class DenseCache:
+    """MiniLM vectors by sha256 of the text, kept in one ``.npz`` between runs (no pickle)."""
 
-    model = OnnxMiniLM()
-    d = model.embed(list(docs))
-    q = model.embed(list(queries))
-    sims = q @ d.T
+    def __init__(self, path: Path | None) -> None:
+        self.path = path
+        self.vecs: dict[str, np.ndarray] = {}
+        if path and path.is_file():
+            data = np.load(path, allow_pickle=False)
+            self.vecs = dict(zip(data["keys"].tolist(), data["vecs"], strict=True))
+        self._model = None
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        keys = [hashlib.sha256(t.encode()).hexdigest() for t in texts]
+        todo = sorted(
+            {k: t for k, t in zip(keys, texts, strict=True) if k not in self.vecs}.items()
+        )
+        if todo:
+            if self._model is None:
+                from cartograph.index.minilm import OnnxMiniLM
+
+                self._model = OnnxMiniLM()
+            vecs = self._model.embed([t for _, t in todo])
+            self.vecs.update({k: v for (k, _), v in zip(todo, vecs, strict=True)})
+        return np.stack([self.vecs[k] for k in keys])
+
+    def save(self) -> None:
+        if self.path and self.vecs:
+            keys = sorted(self.vecs)
+            np.savez(self.path, keys=np.array(keys), vecs=np.stack([self.vecs[k] for k in keys]))
+
+
+def dense_rank(
+    cache: DenseCache, docs: Sequence[str], queries: Sequence[str], k: int
+) -> np.ndarray:
+    sims = cache.embed(queries) @ cache.embed(docs).T
     return np.argsort(-sims, axis=1, kind="stable")[:, :k]
 
 
@@ -126,6 +155,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     ap.add_argument("--corpus", type=Path, default=CORPUS)
     ap.add_argument("--dense", action="store_true", help="also rank with MiniLM (slower)")
+    ap.add_argument("--cache", type=Path, help="MiniLM vector cache (.npz) kept between runs")
     ap.add_argument("--misses", action="store_true", help="print queries cards lose")
     args = ap.parse_args(argv)
     snapshot = load_snapshot(args.corpus / "tools.jsonl")
@@ -155,10 +185,12 @@ def main(argv: list[str] | None = None) -> int:
                 bm25_rank(idx_lex, texts, tok, k), keys, queries
             )
     if args.dense:
-        rows["dense/raw"] = score(dense_rank(raw, texts, k), keys, queries)
-        rows["dense/card"] = score(dense_rank(card, texts, k), keys, queries)
+        cache = DenseCache(args.cache)
+        rows["dense/raw"] = score(dense_rank(cache, raw, texts, k), keys, queries)
+        rows["dense/card"] = score(dense_rank(cache, card, texts, k), keys, queries)
         if any(idx_dense):
-            rows["dense/index-doc"] = score(dense_rank(idx_dense, texts, k), keys, queries)
+            rows["dense/index-doc"] = score(dense_rank(cache, idx_dense, texts, k), keys, queries)
+        cache.save()
     print(f"{args.corpus.name}: {len(keys)} tools, {len(queries)} queries")
     for name, row in rows.items():
         print(f"{name:24s} R@1 {row['R@1']:.3f}  R@5 {row['R@5']:.3f}  MRR {row['MRR@50']:.3f}")

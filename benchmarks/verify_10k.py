@@ -117,6 +117,12 @@ def main() -> int:
     parser.add_argument("--cards", type=int, default=10_000)
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--keep", type=Path, help="Build into (or reuse) this directory.")
+    parser.add_argument(
+        "--only",
+        choices=["two", "one", "pretty"],
+        action="append",
+        help="Run only these configurations (default: all three).",
+    )
     args = parser.parse_args()
     if not args.catalog.is_file():
         print(f"skipped: {args.catalog} not found (set CARTOGRAPH_SHARED)")
@@ -127,10 +133,11 @@ def main() -> int:
         info = build(home, args.cards, args.catalog)
     rows = []
     configs = [
-        ("sealed layout, 2 processes", home / "sealed", None),
-        ("sealed layout, 1 process", home / "sealed", "0"),
-        ("pretty layout, 1 process", home / "pretty", "0"),
+        ("two", "sealed layout, 2 processes", home / "sealed", None),
+        ("one", "sealed layout, 1 process", home / "sealed", "0"),
+        ("pretty", "pretty layout, 1 process", home / "pretty", "0"),
     ]
+    configs = [c[1:] for c in configs if not args.only or c[0] in args.only]
     for label, path, workers in configs:
         runs = [measure(path, workers) for _ in range(args.repeat)]
         assert all(r["cards"] == args.cards and r["failures"] == 0 for r in runs), runs[0]

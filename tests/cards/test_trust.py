@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 from datetime import timedelta
 
 import pytest
@@ -290,11 +289,46 @@ def test_a_helper_that_dies_never_means_a_card_goes_unverified(ws, monkeypatch):
         pytest.skip("one CPU or no fork here")
 
     def dying(*args):
-        os._exit(3)
+        return 3  # exits at once, answering nothing
 
-    monkeypatch.setattr(pool, "_helper", dying)
+    monkeypatch.setattr(pool, "_helper_main", dying)
     loaded = load_verified(ws)
     assert set(loaded.cards) == expected and len(loaded.failures) == 3
+
+
+def test_a_stalled_helper_is_killed_and_its_share_verified_here(ws, monkeypatch):
+    expected = _many(ws, 60)
+    monkeypatch.setattr(pool, "PARALLEL_MIN", 10)
+    monkeypatch.setattr(pool, "STALL_S", 0.5)
+    if not pool.parallel_enabled(60):
+        pytest.skip("one CPU or no fork here")
+
+    def stalled(*args):
+        import time
+
+        time.sleep(120)
+        return 0
+
+    monkeypatch.setattr(pool, "_helper_main", stalled)
+    loaded = load_verified(ws)
+    assert set(loaded.cards) == expected and len(loaded.failures) == 3
+
+
+def test_the_helper_never_flushes_output_the_parent_had_buffered(ws, monkeypatch, capfd):
+    import io
+    import sys
+
+    _many(ws, 60)
+    monkeypatch.setattr(pool, "PARALLEL_MIN", 10)
+    with open(1, "wb", closefd=False) as raw:
+        buffered = io.TextIOWrapper(raw, write_through=False)
+        monkeypatch.setattr(sys, "stdout", buffered)
+        sys.stdout.write("written once")  # still in the buffer when the helper forks
+        load_verified(ws)
+        sys.stdout.flush()
+        monkeypatch.undo()
+        buffered.detach()
+    assert capfd.readouterr().out.count("written once") == 1
 
 
 def test_revocation_applies_on_the_parallel_path(ws, tmp_path, monkeypatch):

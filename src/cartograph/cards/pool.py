@@ -1,16 +1,18 @@
 """Verify many stored cards on two cores: a forked helper and the parent share the work.
 
 Ed25519 verification is CPU-bound and holds the GIL, so threads do not help. On a large store
-(:data:`PARALLEL_MIN` cards or more, more than one usable CPU, ``fork`` available, and
+(:data:`PARALLEL_MIN` cards or more, more than one usable CPU, ``os.fork`` available, and
 ``CARTOGRAPH_VERIFY_WORKERS`` not ``0``) the parent forks one helper after reading the files; the
 helper inherits the bytes (copy-on-write, nothing is sent to it) and verifies from the front,
 while the parent runs its own work (model validation) and then verifies from the back. Each side
 claims small chunks under a shared lock, so they meet wherever the load of the machine puts
-them. The helper sends back only its verdicts.
+them. The helper writes back only its verdicts, pickled, through a pipe.
 
-Nothing is ever skipped: if the helper dies, hangs or answers badly, the parent verifies the
-helper's share itself. The helper points its stdout and stderr at /dev/null first, so no output
-buffer it inherited (an MCP stdio stream, say) can be flushed twice.
+The helper is a bare ``os.fork`` child: it touches no inherited stream or lock other than the
+shared counter (its stdout and stderr point at /dev/null first, so no output buffer it inherited,
+an MCP stdio stream say, can be flushed twice) and leaves with ``os._exit``. Nothing is ever
+skipped: if the helper dies, stalls (:data:`STALL_S` with no answer once the parent is done) or
+answers badly, the parent verifies the helper's share itself.
 """
 
 from __future__ import annotations
@@ -19,7 +21,10 @@ import contextlib
 import logging
 import multiprocessing
 import os
-import sys
+import pickle
+import select
+import signal
+import time
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
@@ -29,7 +34,7 @@ logger = logging.getLogger(__name__)
 
 PARALLEL_MIN = 1000
 CHUNK = 32
-HELPER_TIMEOUT_S = 60.0
+STALL_S = 10.0
 WORKERS_ENV = "CARTOGRAPH_VERIFY_WORKERS"
 
 V = TypeVar("V")
@@ -46,57 +51,50 @@ def _usable_cpus() -> int:
 def parallel_enabled(n: int) -> bool:
     if os.environ.get(WORKERS_ENV, "").strip() == "0":
         return False
-    if n < PARALLEL_MIN or _usable_cpus() < 2:
-        return False
-    return "fork" in multiprocessing.get_all_start_methods()
+    return n >= PARALLEL_MIN and _usable_cpus() >= 2 and hasattr(os, "fork")
 
 
-def _claim_front(bounds: Any) -> tuple[int, int] | None:
-    with bounds.get_lock():
-        lo, hi = bounds[0], bounds[1]
-        if lo >= hi:
-            return None
-        end = min(hi, lo + CHUNK)
-        bounds[0] = end
-        return lo, end
-
-
-def _claim_back(bounds: Any, timeout: float) -> tuple[int, int] | None:
+def _claim(bounds: Any, *, front: bool, timeout: float) -> tuple[int, int] | None:
     lock = bounds.get_lock()
     if not lock.acquire(timeout=timeout):
-        raise TimeoutError("the verification helper holds the lock")
+        raise TimeoutError("the shared counter stayed locked")
     try:
         lo, hi = bounds[0], bounds[1]
         if lo >= hi:
             return None
-        start = max(lo, hi - CHUNK)
-        bounds[1] = start
+        if front:
+            bounds[0] = end = min(hi, lo + CHUNK)
+            return lo, end
+        bounds[1] = start = max(lo, hi - CHUNK)
         return start, hi
     finally:
         lock.release()
 
 
-def _helper(
+def _helper_main(
     texts: Sequence[bytes],
     sources: Sequence[str],
     trust: TrustStore,
     check: Check[Any],
     bounds: Any,
-    conn: Any,
-) -> None:
+    write_fd: int,
+) -> int:
+    """The forked helper's whole life; returns its exit status."""
     devnull = os.open(os.devnull, os.O_WRONLY)
     os.dup2(devnull, 1)
     os.dup2(devnull, 2)
     out: list[tuple[int, Any]] = []
     try:
-        while (span := _claim_front(bounds)) is not None:
+        while (span := _claim(bounds, front=True, timeout=STALL_S)) is not None:
             for i in range(*span):
                 out.append((i, check(texts[i], trust, sources[i])))
-        conn.send(("ok", out))
+        data = pickle.dumps(("ok", out), protocol=pickle.HIGHEST_PROTOCOL)
     except BaseException as exc:  # report anything to the parent, which then redoes it
-        conn.send(("error", repr(exc)))
-    finally:
-        conn.close()
+        data = pickle.dumps(("error", repr(exc)))
+    view = memoryview(data)
+    while view:
+        view = view[os.write(write_fd, view) :]
+    return 0
 
 
 def verify_in_parallel(
@@ -112,35 +110,35 @@ def verify_in_parallel(
         if meanwhile:
             meanwhile()
         return [check(texts[i], trust, sources[i]) for i in range(n)]
-    ctx = multiprocessing.get_context("fork")
-    bounds = ctx.Array("q", [0, n])
-    recv, send = ctx.Pipe(duplex=False)
-    for stream in (sys.stdout, sys.stderr):
-        with contextlib.suppress(OSError, ValueError, AttributeError):
-            stream.flush()
-    proc = ctx.Process(
-        target=_helper, args=(texts, sources, trust, check, bounds, send), daemon=True
-    )
-    proc.start()
-    send.close()
+    bounds = multiprocessing.get_context("fork").Array("q", [0, n])
+    read_fd, write_fd = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the helper
+        status = 1
+        try:
+            os.close(read_fd)
+            status = _helper_main(texts, sources, trust, check, bounds, write_fd)
+        finally:
+            os._exit(status)
+    os.close(write_fd)
     results: list[Any] = [None] * n
     done = [False] * n
+    helper: list[tuple[int, Any]] = []
+    answered = False
     try:
         if meanwhile:
             meanwhile()
         try:
-            while (span := _claim_back(bounds, HELPER_TIMEOUT_S)) is not None:
+            while (span := _claim(bounds, front=False, timeout=STALL_S)) is not None:
                 for i in range(*span):
                     results[i] = check(texts[i], trust, sources[i])
                     done[i] = True
         except TimeoutError:
             logger.warning("card verification helper is stuck; verifying its share here")
-        helper = _collect(recv)
+        helper, answered = _collect(read_fd)
     finally:
-        recv.close()
-        if proc.is_alive():
-            proc.kill()
-        proc.join()
+        os.close(read_fd)
+        _reap(pid, kill=not answered)
     for i, verdict in helper:
         if 0 <= i < n and not done[i]:
             results[i] = verdict
@@ -153,17 +151,36 @@ def verify_in_parallel(
     return results
 
 
-def _collect(recv: Any) -> list[tuple[int, Any]]:
-    """The helper's verdicts, or [] when it failed (the parent then redoes its share)."""
+def _collect(read_fd: int) -> tuple[list[tuple[int, Any]], bool]:
+    """The helper's verdicts ([] when it failed or stalled: the parent redoes its share), and
+    whether its end of the pipe closed (then it is exiting and needs no kill)."""
+    chunks: list[bytes] = []
+    deadline = time.monotonic() + STALL_S
+    while True:
+        left = deadline - time.monotonic()
+        ready, _, _ = select.select([read_fd], [], [], max(0.0, left))
+        if not ready:
+            logger.warning("card verification helper did not answer in %ss", STALL_S)
+            return [], False
+        chunk = os.read(read_fd, 1 << 20)
+        if not chunk:
+            break
+        chunks.append(chunk)
     try:
-        if not recv.poll(HELPER_TIMEOUT_S):
-            logger.warning("card verification helper did not answer in %ss", HELPER_TIMEOUT_S)
-            return []
-        status, payload = recv.recv()
-    except (EOFError, OSError) as exc:
-        logger.warning("card verification helper exited without an answer (%s)", exc)
-        return []
+        status, payload = pickle.loads(b"".join(chunks))
+    except (pickle.UnpicklingError, EOFError, ValueError, TypeError) as exc:
+        logger.warning("card verification helper exited without an answer (%r)", exc)
+        return [], True
     if status != "ok":
         logger.warning("card verification helper failed: %s", payload)
-        return []
-    return list(payload)
+        return [], True
+    return list(payload), True
+
+
+def _reap(pid: int, *, kill: bool) -> None:
+    """Wait for the helper, killing it first when it stalled."""
+    with contextlib.suppress(ChildProcessError):
+        if kill:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)

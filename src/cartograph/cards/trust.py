@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import time
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -41,7 +42,7 @@ from cartograph.cards.keys import (
     raw_public,
     write_key_pair,
 )
-from cartograph.errors import KeyError_, TrustError
+from cartograph.errors import KeyError_, TrustError, VerificationError
 from cartograph.workspace import Workspace
 
 logger = logging.getLogger(__name__)
@@ -128,6 +129,7 @@ class TrustStore:
         self.fault: str | None = None
         self.revocation_serial = 0
         self.revocation_signer: str | None = None
+        self._times: dict[str, float] = {}
         for public in (keys or {}).values():
             self.add(public)
 
@@ -192,7 +194,7 @@ class TrustStore:
             why = f" ({revocation.reason})" if revocation.reason else ""
             raise TrustError(
                 f"{name} is signed by key {key_id}, revoked at {revocation.revoked_at}{why}; "
-                "re-sign it with a trusted key (`cartograph cards resign`) or drop it",
+                "regenerate it (`cartograph bootstrap`) or get it again from a trusted signer",
                 kind="revoked",
                 key_id=key_id,
             )
@@ -205,22 +207,15 @@ class TrustStore:
                 kind="unknown",
                 key_id=key_id,
             )
-        try:
-            when = parse_time(signed_at)
-        except ValueError:
-            raise TrustError(
-                f"{name}: signing time {signed_at!r} is not an ISO 8601 time",
-                kind="future",
-                key_id=key_id,
-            ) from None
-        if when > self._future_limit:
+        when = self._epoch(name, signed_at)
+        if when > time.time() + FUTURE_SKEW.total_seconds():
             raise TrustError(
                 f"{name} claims to be signed at {signed_at}, in the future; check the clocks "
                 f"of this machine and of the signer ({key_id})",
                 kind="future",
                 key_id=key_id,
             )
-        if entry.not_after is not None and when > entry.not_after:
+        if entry.not_after is not None and when > entry.not_after.timestamp():
             raise TrustError(
                 f"{name} was signed at {signed_at} by key {key_id} ({entry.name}), after the "
                 f"key's window {entry.window()} ended; re-sign it with the current key "
@@ -228,7 +223,7 @@ class TrustStore:
                 kind="expired",
                 key_id=key_id,
             )
-        if entry.not_before is not None and when < entry.not_before:
+        if entry.not_before is not None and when < entry.not_before.timestamp():
             raise TrustError(
                 f"{name} claims to be signed at {signed_at} by key {key_id} ({entry.name}), "
                 f"before the key's window {entry.window()} began",
@@ -237,9 +232,18 @@ class TrustStore:
             )
         return entry.public_key
 
-    @property
-    def _future_limit(self) -> datetime:
-        return now_utc() + FUTURE_SKEW
+    def _epoch(self, name: str, signed_at: str) -> float:
+        """``signed_at`` as a POSIX time (cached: a store's cards often share one)."""
+        when = self._times.get(signed_at)
+        if when is None:
+            try:
+                when = parse_time(signed_at).timestamp()
+            except ValueError:
+                raise VerificationError(
+                    f"{name}: signing time {signed_at!r} is not an ISO 8601 time"
+                ) from None
+            self._times[signed_at] = when
+        return when
 
     @classmethod
     def for_workspace(cls, ws: Workspace) -> TrustStore:

@@ -135,14 +135,35 @@ def test_the_verbatim_check_catches_a_copied_description(fleet: Snapshot) -> Non
     assert verbatim_runs(fleet, {"airbnb": GeneratedCard(card, generated.report)}) != []
 
 
+def _clashes(cards: dict[str, GeneratedCard]) -> dict[str, list[str]]:
+    clashes = {
+        name: [s for s, n in Counter(e.summary for e in g.card.tools).items() if n > 1]
+        for name, g in cards.items()
+    }
+    return {k: v for k, v in clashes.items() if v}
+
+
 def test_summaries_are_distinct_within_every_fleet_server(
     fleet_cards: dict[str, GeneratedCard],
 ) -> None:
-    clashes = {
-        name: [s for s, n in Counter(e.summary for e in g.card.tools).items() if n > 1]
-        for name, g in fleet_cards.items()
-    }
-    assert {k: v for k, v in clashes.items() if v} == {}
+    assert _clashes(fleet_cards) == {}
+
+
+def test_summaries_are_distinct_within_every_livemcpbench_server(
+    livemcp_cards: dict[str, GeneratedCard],
+) -> None:
+    assert _clashes(livemcp_cards) == {}
+
+
+def test_colliding_summaries_get_the_tool_name_added() -> None:
+    tools = [
+        {"name": "get_user", "description": "Get a user."},
+        {"name": "getUser", "description": "Get a user."},
+    ]
+    card = generate_card(ServerSnapshot(name="users", tools=tools), created_at=WHEN).card
+    first, second = (e.summary for e in card.tools)
+    assert first != second
+    assert "get_user" in first and "getUser" in second
 
 
 def test_schemas_are_copied_exactly_and_hashed(

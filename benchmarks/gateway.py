@@ -7,6 +7,8 @@ All scenarios run in one process, one after the other, against the same upstream
 example fleet (examples/mcp.json, installed by scripts/install-fleet.sh):
 
   direct-one-shot   SDK client: spawn, initialize, call, close, per call
+  direct-one-shot-ours  the same through Cartograph's own stdio transport and environment
+                    (upstream.connect.open_session), without the proxy
   proxy-one-shot    SDK client -> `cartograph serve --gateway one-shot` (stdio) -> upstream
   direct-warm       SDK client on one open session
   proxy-pooled      SDK client -> `cartograph serve` (stdio, pooled) -> upstream
@@ -249,6 +251,18 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
             check(await s.call_tool(args.tool, tool_args))
         return (time.perf_counter() - t) * 1000
 
+    from cartograph.config import load_config
+    from cartograph.upstream.connect import open_session
+
+    up_cfg = load_config(args.config).servers[args.server]
+
+    async def direct_one_shot_ours() -> float:
+        # the same stdio transport and environment the proxy uses, without the proxy
+        t = time.perf_counter()
+        async with open_session(up_cfg, timeout=60) as up:
+            check(await up.session.call_tool(args.tool, tool_args))
+        return (time.perf_counter() - t) * 1000
+
     async with AsyncExitStack() as stack:
         # Every session is opened first; then the scenarios take turns call by call, so that
         # the load of a shared machine falls on all of them alike.
@@ -276,6 +290,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         print("one-shot scenarios ...", file=sys.stderr)
         cold = {
             "direct-one-shot": direct_one_shot,
+            "direct-one-shot-ours": direct_one_shot_ours,
             "proxy-one-shot": timed(one_shot, "call", payload),
         }
         results.update(await interleave(cold, args.one_shot_calls, 2))
@@ -381,6 +396,9 @@ def main() -> int:
     if "proxy-one-shot" in res:
         ratios["one_shot_overhead_pct"] = (
             res["proxy-one-shot"]["median"] / res["direct-one-shot"]["median"] - 1
+        ) * 100
+        ratios["one_shot_overhead_vs_same_transport_pct"] = (
+            res["proxy-one-shot"]["median"] / res["direct-one-shot-ours"]["median"] - 1
         ) * 100
     ratios["pooled_vs_direct_warm_x"] = res["proxy-pooled"]["median"] / res["direct-warm"]["median"]
     ratios["one_shot_vs_pooled_x"] = res["proxy-one-shot"]["median"] / res["proxy-pooled"]["median"]

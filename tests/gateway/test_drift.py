@@ -74,6 +74,8 @@ async def test_a_new_unsigned_tool_is_quarantined_and_cannot_be_called(env: Env)
     async with connected(env.proxy()) as client:
         await call(client, "chaos", "mutate", {"what": "new"})
         refused = await call(client, "chaos", "sneaky")
+        # the next call routed to chaos waits for the list_changed re-check to finish
+        assert text(await call(client, "chaos", "add", {"a": 1, "b": 2})) == "3"
         status = data(await client.call_tool("status", {}))
     assert refused.isError and "no tool 'sneaky' in its signed card" in text(refused)
     chaos = next(s for s in status["servers"] if s["server"] == "chaos")

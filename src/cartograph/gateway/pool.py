@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import logging
 import math
-from dataclasses import dataclass, field
 from typing import Any
 
 import anyio
@@ -36,58 +35,11 @@ from cartograph.gateway.base import (
     mcp_error,
     timeout_error,
 )
+from cartograph.gateway.lease import Lease, Slot, describe_error, lease_tail
 
 logger = logging.getLogger(__name__)
 
 _SERVE_WAKE = 30.0  # how often an idle runner re-checks its idle deadline (seconds)
-
-
-@dataclass(eq=False)
-class _Lease:
-    """One session lifetime: from start to close."""
-
-    ready: anyio.Event = field(default_factory=anyio.Event)
-    done: anyio.Event = field(default_factory=anyio.Event)
-    wake: anyio.Event = field(default_factory=anyio.Event)
-    conn: Connection | None = None
-    error: str | None = None
-    tail: str = ""
-    stopping: bool = False
-    recheck: bool = False
-    checked: anyio.Event = field(default_factory=anyio.Event)
-    timed_out: bool = False
-    notices: int = 0
-
-    changes: int = 0
-
-    def request_recheck(self) -> None:
-        self.changes += 1
-        if not self.recheck:
-            self.recheck = True
-            self.checked = anyio.Event()
-        self.wake.set()
-
-    def stop(self) -> None:
-        self.stopping = True
-        self.wake.set()
-
-    def usable(self) -> bool:
-        return self.conn is not None and not self.stopping and not self.done.is_set()
-
-
-@dataclass(eq=False)
-class _Slot:
-    server: str
-    client: str | None
-    sem: anyio.Semaphore
-    lease: _Lease | None = None
-    starts: int = 0
-    crashes: int = 0
-    failures: int = 0
-    next_start: float = 0.0
-    last_error: str | None = None
-    in_flight: int = 0
-    last_used: float = 0.0
 
 
 class PooledGateway:
@@ -107,7 +59,7 @@ class PooledGateway:
         self.limits = limits or Limits()
         self._guard = guard
         self.per_client = per_client
-        self._slots: dict[tuple[str, str | None], _Slot] = {}
+        self._slots: dict[tuple[str, str | None], Slot] = {}
         self._tg: TaskGroup | None = None
 
     async def __aenter__(self) -> PooledGateway:
@@ -155,7 +107,7 @@ class PooledGateway:
             slot.last_used = anyio.current_time()
 
     async def _call_on(
-        self, slot: _Slot, tool: str, arguments: dict[str, Any]
+        self, slot: Slot, tool: str, arguments: dict[str, Any]
     ) -> types.CallToolResult:
         for attempt in (1, 2):
             lease = await self._ready_lease(slot)
@@ -186,13 +138,13 @@ class PooledGateway:
             except McpError as exc:
                 if exc.error.code == types.CONNECTION_CLOSED:
                     self._crashed(slot, lease, "exited during a call")
-                raise mcp_error(slot.server, exc, _tail(lease)) from None
+                raise mcp_error(slot.server, exc, lease_tail(lease)) from None
             slot.failures = 0
             check_result_size(slot.server, result, self.limits.max_result_bytes)
             return result
         raise AssertionError("unreachable")
 
-    async def _ready_lease(self, slot: _Slot) -> _Lease:
+    async def _ready_lease(self, slot: Slot) -> Lease:
         for _ in range(5):
             lease = slot.lease
             if lease is None or lease.done.is_set() or lease.stopping:
@@ -227,16 +179,16 @@ class PooledGateway:
                 )
         raise UpstreamError(slot.server, "the session kept closing while starting; retry")
 
-    def _start(self, slot: _Slot) -> _Lease:
+    def _start(self, slot: Slot) -> Lease:
         if self._tg is None:
             raise UpstreamError(slot.server, "the gateway is closed")
-        lease = _Lease()
+        lease = Lease()
         slot.lease = lease
         slot.starts += 1
         self._tg.start_soon(self._run, slot, lease)
         return lease
 
-    def _crashed(self, slot: _Slot, lease: _Lease, why: str) -> None:
+    def _crashed(self, slot: Slot, lease: Lease, why: str) -> None:
         if lease.stopping:
             return
         slot.crashes += 1
@@ -246,7 +198,7 @@ class PooledGateway:
         logger.warning("%s: session lost (%s); restarting on the next call", slot.server, why)
         lease.stop()
 
-    async def _probe(self, slot: _Slot, lease: _Lease) -> None:
+    async def _probe(self, slot: Slot, lease: Lease) -> None:
         """After a timeout: if the session no longer answers a ping, replace it."""
         conn = lease.conn
         if conn is None:
@@ -259,7 +211,7 @@ class PooledGateway:
 
     # -- session runner -----------------------------------------------------------------------
 
-    async def _run(self, slot: _Slot, lease: _Lease) -> None:
+    async def _run(self, slot: Slot, lease: Lease) -> None:
         server = slot.server
 
         async def on_message(message: IncomingMessage) -> None:
@@ -292,7 +244,7 @@ class PooledGateway:
             lease.error = f"tools/list did not answer within {self.limits.list_timeout:g} s"
             lease.timed_out = True
         except Exception as exc:  # boundary: nothing an upstream does may crash the proxy
-            lease.error = _describe(exc)
+            lease.error = describe_error(exc)
             logger.debug("%s: session ended with %r", server, exc, exc_info=True)
         finally:
             if lease.error is not None and not lease.stopping:
@@ -310,7 +262,7 @@ class PooledGateway:
             if slot.client is not None and slot.lease is lease and slot.in_flight == 0:
                 self._slots.pop((slot.server, slot.client), None)
 
-    async def _serve(self, slot: _Slot, lease: _Lease, conn: Connection) -> None:
+    async def _serve(self, slot: Slot, lease: Lease, conn: Connection) -> None:
         idle = self.limits.idle_timeout
         while not lease.stopping:
             with anyio.move_on_after(min(idle, _SERVE_WAKE)):
@@ -340,14 +292,14 @@ class PooledGateway:
 
     # -- slots and health ---------------------------------------------------------------------
 
-    def _slot(self, server: str, client: str | None) -> _Slot:
+    def _slot(self, server: str, client: str | None) -> Slot:
         key_client = client if server in self.per_client else None
         key = (server, key_client)
         slot = self._slots.get(key)
         if slot is None:
             if key_client is not None:
                 self._evict(server)
-            slot = _Slot(server, key_client, anyio.Semaphore(self.limits.max_in_flight))
+            slot = Slot(server, key_client, anyio.Semaphore(self.limits.max_in_flight))
             slot.last_used = anyio.current_time()
             self._slots[key] = slot
         return slot
@@ -391,21 +343,3 @@ class PooledGateway:
                 )
             )
         return rows
-
-
-def _tail(lease: _Lease) -> str:
-    conn = lease.conn
-    if conn is None:
-        return lease.tail
-    try:
-        return conn.stderr_tail()
-    except Exception:  # boundary: a diagnostic must never fail the call path
-        return ""
-
-
-def _describe(exc: BaseException) -> str:
-    """One line for an exception, unwrapping exception groups."""
-    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
-        exc = exc.exceptions[0]
-    text = str(exc) or type(exc).__name__
-    return text.splitlines()[0][:300] if text else type(exc).__name__

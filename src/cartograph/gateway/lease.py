@@ -1,0 +1,82 @@
+"""The pooled gateway's bookkeeping: one session lifetime (lease) and one upstream slot.
+
+A :class:`Lease` lives from the start of one upstream session to its close; its events let
+calls wait for the session to be ready, for a drift re-check to finish, or for it to be gone.
+A :class:`Slot` is one upstream (or one upstream and one client) across restarts: the current
+lease, the concurrency bound, and the counters status reports.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import anyio
+
+from cartograph.gateway.base import Connection
+
+
+@dataclass(eq=False)
+class Lease:
+    """One session lifetime: from start to close."""
+
+    ready: anyio.Event = field(default_factory=anyio.Event)
+    done: anyio.Event = field(default_factory=anyio.Event)
+    wake: anyio.Event = field(default_factory=anyio.Event)
+    conn: Connection | None = None
+    error: str | None = None
+    tail: str = ""
+    stopping: bool = False
+    recheck: bool = False
+    checked: anyio.Event = field(default_factory=anyio.Event)
+    timed_out: bool = False
+    notices: int = 0
+    changes: int = 0  # tools/list_changed notifications seen
+
+    def request_recheck(self) -> None:
+        self.changes += 1
+        if not self.recheck:
+            self.recheck = True
+            self.checked = anyio.Event()
+        self.wake.set()
+
+    def stop(self) -> None:
+        self.stopping = True
+        self.wake.set()
+
+    def usable(self) -> bool:
+        return self.conn is not None and not self.stopping and not self.done.is_set()
+
+
+@dataclass(eq=False)
+class Slot:
+    """One upstream (or upstream and client): its current lease and its history."""
+
+    server: str
+    client: str | None
+    sem: anyio.Semaphore
+    lease: Lease | None = None
+    starts: int = 0
+    crashes: int = 0
+    failures: int = 0
+    next_start: float = 0.0
+    last_error: str | None = None
+    in_flight: int = 0
+    last_used: float = 0.0
+
+
+def lease_tail(lease: Lease) -> str:
+    conn = lease.conn
+    if conn is None:
+        return lease.tail
+    try:
+        return conn.stderr_tail()
+    except Exception:  # boundary: a diagnostic must never fail the call path
+        return ""
+
+
+def describe_error(exc: BaseException) -> str:
+    """One line for an exception, unwrapping exception groups."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    text = str(exc) or type(exc).__name__
+    return text.splitlines()[0][:300] if text else type(exc).__name__

@@ -22,6 +22,7 @@ from cartograph.evaluate.metrics import (
 )
 from cartograph.evaluate.queries import EvalQuery, Pair
 from cartograph.index.methods import METHODS
+from cartograph.index.query import split_steps
 from cartograph.index.tool_index import ToolIndex
 
 logger = logging.getLogger(__name__)
@@ -78,12 +79,15 @@ def run_eval(
             logger.warning("query %s: none of its tools is in the index", q.id)
         hit_pos.append(pos)
     vecs = None
+    steps: list[np.ndarray | None] = [None] * len(queries)
     if DENSE.intersection(methods) and queries:
         parts = [
             index.embed_queries([q.query for q in queries[i : i + batch]])
             for i in range(0, len(queries), batch)
         ]
         vecs = np.concatenate(parts)
+        if "hybrid" in methods:
+            steps = step_vectors(index, [q.query for q in queries], batch)
     results: dict[str, MethodResult] = {}
     n_tools = len(index)
     top_n = max(max(ks), k)
@@ -96,7 +100,7 @@ def run_eval(
         misses: list[Miss] = []
         for i, q in enumerate(queries):
             qv = vecs[i] if vecs is not None and method in DENSE else None
-            scores = index.scores(q.query, method, k, query_vec=qv)
+            scores = index.scores(q.query, method, k, query_vec=qv, step_vecs=steps[i])
             rank = first_hit_rank(scores, hit_pos[i])
             ranks.append(rank)
             if rank is None or rank > k:
@@ -106,3 +110,20 @@ def run_eval(
                 )
         results[method] = MethodResult(summarise(ranks, ks), tuple(misses))
     return EvalReport(results, k, missing)
+
+
+def step_vectors(index: ToolIndex, queries: Sequence[str], batch: int) -> list[np.ndarray | None]:
+    """The vectors of each query's steps (None for single-step queries), embedded in batches."""
+    split = [split_steps(q) for q in queries]
+    flat = [s for parts in split for s in parts]
+    if not flat:
+        return [None] * len(queries)
+    vecs = np.concatenate(
+        [index.embed_queries(flat[i : i + batch]) for i in range(0, len(flat), batch)]
+    )
+    out: list[np.ndarray | None] = []
+    pos = 0
+    for parts in split:
+        out.append(vecs[pos : pos + len(parts)] if parts else None)
+        pos += len(parts)
+    return out

@@ -31,16 +31,22 @@ def param_names(schema: dict[str, Any]) -> list[str]:
     return [split_name(str(k)) for k in list(props)[:MAX_PARAMS]]
 
 
+_GENERIC = frozenset({"mcp", "server", "servers", "model", "context", "protocol", "py", "go"})
+
+
 def server_label(card: Card) -> str:
-    """The words that name the server: its name split, plus package/publisher when known."""
+    """Words that name the server (its name, publisher, package), each once, minus "mcp server"."""
     ident = card.identity
-    parts = [split_name(ident.server)]
-    for extra in (ident.publisher, ident.package):
-        if extra:
-            words = split_name(extra.split("/")[-1].lstrip("@"))
-            if words.lower() not in parts[0].lower():
-                parts.append(words)
-    return " ".join(parts)
+    sources = [ident.server, ident.publisher or "", (ident.package or "").split("/")[-1]]
+    words: list[str] = []
+    seen: set[str] = set()
+    for source in sources:
+        for word in split_name(source.lstrip("@")).split():
+            key = word.lower()
+            if key not in seen and key not in _GENERIC:
+                seen.add(key)
+                words.append(word)
+    return " ".join(words) or ident.server
 
 
 @dataclass(frozen=True)
@@ -53,20 +59,41 @@ class ToolDocument:
     lexical: str
 
 
+def _core_summary(summary: str) -> str:
+    """The summary without a trailing keyword list ("About: a, b, c.")."""
+    head, sep, _ = summary.partition(" About:")
+    return head.strip() if sep else summary.strip()
+
+
 def tool_document(card: Card, entry: ToolEntry) -> ToolDocument:
+    """Two texts per tool.
+
+    ``dense`` is kept short (about 40-60 word pieces): the name, the operator's summary, one
+    example task and the server's label and domains. Embedding cost grows with length, and the
+    long tail (usage, parameters, tags) is better matched lexically. ``lexical`` carries all of
+    it for BM25 and Jaccard.
+    """
     label = server_label(card)
     domains = ", ".join(card.capability.domains)
-    examples = " ".join(ex.task.rstrip(".") + "." for ex in entry.examples[:MAX_EXAMPLES])
-    params = ", ".join(param_names(entry.input_schema))
     name_words = split_name(entry.name)
     title = f" ({entry.title})" if entry.title and entry.title.lower() != name_words.lower() else ""
-    head = f"{name_words}{title}: {entry.summary}"
     context = f"{label}" + (f" ({domains})" if domains else "")
-    dense_parts = [head, entry.usage, examples, f"Server: {context}."]
-    if params:
-        dense_parts.append(f"Parameters: {params}.")
-    dense = " ".join(p.strip() for p in dense_parts if p and p.strip())
-    lexical_parts = [head, entry.usage, examples, context, " ".join(entry.tags), params]
+    example = entry.examples[-1].task.rstrip(".") + "." if entry.examples else ""
+    dense = " ".join(
+        p
+        for p in (f"{name_words}{title}: {_core_summary(entry.summary)}.", example, f"[{context}]")
+        if p
+    ).replace("..", ".")
+    examples = " ".join(ex.task.rstrip(".") + "." for ex in entry.examples[:MAX_EXAMPLES])
+    params = ", ".join(param_names(entry.input_schema))
+    lexical_parts = [
+        f"{name_words}{title}: {entry.summary}",
+        entry.usage,
+        examples,
+        context,
+        " ".join(entry.tags),
+        params,
+    ]
     lexical = " ".join(p.strip() for p in lexical_parts if p and p.strip())
     return ToolDocument(card.server, entry.name, dense, lexical)
 

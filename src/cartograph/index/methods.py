@@ -36,6 +36,7 @@ class Evidence:
     bm25: np.ndarray  # (n,) BM25 of the query against each tool's card text
     tool_server: np.ndarray  # (n,) server index of each tool
     n_servers: int
+    step_cos: np.ndarray | None = None  # (steps, n) cosine of each step of the query, if split
 
 
 def stage_one_width(k: int, n_servers: int, n_tools: int) -> int:
@@ -53,11 +54,25 @@ def two_stage_scores(ev: Evidence, k: int) -> np.ndarray:
     return np.where(inside, ev.tool_cos, ev.tool_cos + _BELOW)
 
 
-def _ranks(scores: np.ndarray) -> np.ndarray:
-    """1-based rank of every item under ``scores`` (ties broken by position)."""
-    order = np.argsort(-scores, kind="stable")
-    ranks = np.empty(len(scores), dtype=np.float64)
-    ranks[order] = np.arange(1, len(scores) + 1)
+RANK_DEPTH = 1000  # fusion ranks exactly this deep; below, every item shares one rank
+
+
+def _ranks(scores: np.ndarray, depth: int = RANK_DEPTH) -> np.ndarray:
+    """1-based rank of the top ``depth`` items under ``scores``; the rest get ``depth + 1``.
+
+    Reciprocal-rank terms below the depth differ by less than 1e-6, so a partial sort keeps
+    fusion cheap on 100k tools without changing the top of the ranking.
+    """
+    n = len(scores)
+    if n <= depth:
+        order = np.argsort(-scores, kind="stable")
+        ranks = np.empty(n, dtype=np.float64)
+        ranks[order] = np.arange(1, n + 1)
+        return ranks
+    top = np.argpartition(-scores, depth - 1)[:depth]
+    top = top[np.argsort(-scores[top], kind="stable")]
+    ranks = np.full(n, depth + 1, dtype=np.float64)
+    ranks[top] = np.arange(1, depth + 1)
     return ranks
 
 
@@ -76,21 +91,29 @@ class HybridParams:
     w_bm25: float = 0.5
     w_server: float = 0.5
     server_top: int = 8
+    w_steps: float = 1.0
 
 
 def hybrid_scores(ev: Evidence, p: HybridParams | None = None) -> np.ndarray:
     """Reciprocal-rank fusion of dense tool cosine, BM25, and a server-level channel.
 
-    The server channel ranks servers by the larger of their document cosine and their best tool
-    cosine (max-sim instead of the centroid), fused with their best BM25 rank; each tool
-    inherits its server's fused rank. Only the top ``server_top`` servers contribute.
+    Tools that share no token with the query get no BM25 term. When the query names several
+    steps (:func:`cartograph.index.query.split_steps`), each tool also gets its best
+    reciprocal rank over the steps' dense rankings. The server channel ranks servers by the
+    larger of their document cosine and their best tool cosine (max-sim instead of the
+    centroid), fused with their best BM25 rank; each tool inherits its server's fused rank.
+    Only the top ``server_top`` servers contribute.
     """
     p = p or HybridParams()
     r_dense = _ranks(ev.tool_cos)
-    r_bm25 = _ranks(ev.bm25) if np.any(ev.bm25 > 0) else None
+    matched = ev.bm25 > 0
+    r_bm25 = _ranks(ev.bm25) if np.any(matched) else None
     score = p.w_dense / (p.rrf_k + r_dense)
     if r_bm25 is not None:
-        score = score + p.w_bm25 / (p.rrf_k + r_bm25)
+        score = score + np.where(matched, p.w_bm25 / (p.rrf_k + r_bm25), 0.0)
+    if p.w_steps > 0 and ev.step_cos is not None and len(ev.step_cos):
+        best = np.max([1.0 / (p.rrf_k + _ranks(row)) for row in ev.step_cos], axis=0)
+        score = score + p.w_steps * best
     if p.w_server > 0 and ev.n_servers > 1:
         srv_dense = np.maximum(
             ev.server_cos.astype(np.float64), _server_max(ev.tool_cos, ev.tool_server, ev.n_servers)

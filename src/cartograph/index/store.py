@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from cartograph.cards.model import Card
 from cartograph.cards.store import load_verified
 from cartograph.errors import ConfigError, IndexError_
 from cartograph.index.embedders import Embedder, load_embedder
@@ -29,11 +30,12 @@ SPOT_MIN_COSINE = 0.999
 
 @dataclass(frozen=True)
 class IndexStatus:
-    """What :func:`open_index` did: ``loaded`` or ``rebuilt``, and why it rebuilt."""
+    """What :func:`open_index` did (``loaded`` or ``rebuilt``, and why), and the verified cards."""
 
     action: str
     reason: str | None
     skipped_cards: int
+    cards: dict[str, Card]
 
 
 def workspace_embedder_spec(ws: Workspace) -> str | None:
@@ -74,13 +76,13 @@ def open_index_with_status(
             index = ToolIndex.load(ws.index_dir, embedder)
             reason = _spot_check(index)
             if reason is None:
-                return index, IndexStatus("loaded", None, len(loaded.failures))
+                return index, IndexStatus("loaded", None, len(loaded.failures), loaded.cards)
         except IndexError_ as exc:
             reason = str(exc)
     logger.warning("rebuilding the index at %s: %s", ws.index_dir, reason)
     index = ToolIndex.build(loaded.cards, embedder)
     index.save(ws.index_dir)
-    return index, IndexStatus("rebuilt", reason, len(loaded.failures))
+    return index, IndexStatus("rebuilt", reason, len(loaded.failures), loaded.cards)
 
 
 def _why_stale(ws: Workspace, embedder: Embedder, digest: str) -> str | None:

@@ -42,11 +42,12 @@ from cartograph.index.methods import (
     random_scores,
     two_stage_scores,
 )
+from cartograph.index.query import split_steps
 
 logger = logging.getLogger(__name__)
 
 INDEX_FORMAT = "cartograph.index/1"
-DOCUMENTS_VERSION = 1  # bump when documents.py composes text differently
+DOCUMENTS_VERSION = 2  # bump when documents.py composes text differently
 MANIFEST = "manifest.json"
 
 
@@ -251,9 +252,21 @@ class ToolIndex:
             self._pos = {tid: i for i, tid in enumerate(self.tool_ids)}
         return self._pos.get((server, tool))
 
-    def evidence(self, query: str, query_vec: np.ndarray | None = None) -> Evidence:
+    def query_vectors(self, query: str, *, steps: bool) -> tuple[np.ndarray, np.ndarray | None]:
+        """The query's vector and, when ``steps`` and it names several, its steps' vectors."""
+        parts = split_steps(query) if steps else []
+        vecs = embed_queries(self.embedder, [query, *parts])
+        return vecs[0], (vecs[1:] if parts else None)
+
+    def evidence(
+        self,
+        query: str,
+        query_vec: np.ndarray | None = None,
+        step_vecs: np.ndarray | None = None,
+    ) -> Evidence:
         q = embed_queries(self.embedder, [query])[0] if query_vec is None else query_vec
         return Evidence(
+            step_cos=None if step_vecs is None else step_vecs @ self.tool_vectors.T,
             tool_cos=self.tool_vectors @ q,
             centroid_cos=self.centroids @ q,
             server_cos=self.server_vectors @ q,
@@ -268,8 +281,12 @@ class ToolIndex:
         method: str = DEFAULT_METHOD,
         k: int = 5,
         query_vec: np.ndarray | None = None,
+        step_vecs: np.ndarray | None = None,
     ) -> np.ndarray:
-        """One score per tool under ``method`` (higher ranks first); ``k`` sizes stage one."""
+        """One score per tool under ``method`` (higher ranks first); ``k`` sizes stage one.
+
+        ``query_vec`` (and for hybrid ``step_vecs``) may be passed when already embedded.
+        """
         if method not in METHODS:
             raise UsageError(f"unknown method {method!r}; choose one of: {', '.join(METHODS)}")
         n = len(self.tool_ids)
@@ -282,14 +299,13 @@ class ToolIndex:
             return jaccard_scores(query, self._tokens).astype(np.float64)
         if method == "bm25":
             return self.lexical.scores(query).astype(np.float64)
-        needs_vec = query_vec is None
-        q = embed_queries(self.embedder, [query])[0] if needs_vec else query_vec
+        if query_vec is None:
+            query_vec, step_vecs = self.query_vectors(query, steps=method == "hybrid")
         if method == "flat":
-            return (self.tool_vectors @ q).astype(np.float64)
-        ev = self.evidence(query, q)
+            return (self.tool_vectors @ query_vec).astype(np.float64)
         if method == "two-stage":
-            return two_stage_scores(ev, k).astype(np.float64)
-        return hybrid_scores(ev, self.hybrid)
+            return two_stage_scores(self.evidence(query, query_vec), k).astype(np.float64)
+        return hybrid_scores(self.evidence(query, query_vec, step_vecs), self.hybrid)
 
     def search(self, query: str, k: int = 5, method: str = DEFAULT_METHOD) -> list[Hit]:
         """The top ``k`` tools for ``query`` under ``method``."""

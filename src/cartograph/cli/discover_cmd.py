@@ -1,0 +1,62 @@
+"""`cartograph discover`: rank the workspace's signed tools for a task in plain words."""
+
+from __future__ import annotations
+
+import json
+
+import click
+from rich.table import Table
+
+from cartograph.cli.common import AppContext, emit_json, handle_errors, pass_app, stderr, stdout
+from cartograph.index import DEFAULT_METHOD, METHODS, open_index_with_status
+from cartograph.index.discover import discover as discover_answer
+
+
+@click.command()
+@click.argument("task")
+@click.option(
+    "-k",
+    "k",
+    type=click.IntRange(1, 100),
+    default=5,
+    show_default=True,
+    help="How many tools to return.",
+)
+@click.option(
+    "--method",
+    type=click.Choice(METHODS),
+    default=DEFAULT_METHOD,
+    show_default=True,
+    help="Ranking method.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the answer as JSON.")
+@pass_app
+@handle_errors
+def discover(app: AppContext, task: str, k: int, method: str, as_json: bool) -> None:
+    """Rank the tools of the verified cards for TASK; show summaries, schemas and examples.
+
+    The index in <home>/index/ is loaded when it matches the verified cards and rebuilt
+    (with the reason logged) when it is missing, stale or altered.
+    """
+    index, status = open_index_with_status(app.workspace)
+    if status.action == "rebuilt":
+        stderr.print(f"[yellow]index rebuilt[/]: {status.reason}", highlight=False)
+    answer = discover_answer(index, status.cards, task, k=k, method=method)
+    if as_json:
+        emit_json(answer)
+        return
+    table = Table(title=f"{task!r} ({method}, {len(index)} tools)", show_lines=True)
+    for col in ("#", "server", "tool", "score", "summary", "input schema", "example"):
+        table.add_column(col, overflow="fold")
+    for i, r in enumerate(answer["results"], 1):
+        ex = r["example"]
+        table.add_row(
+            str(i),
+            r["server"],
+            r["tool"],
+            f"{r['score']:.4f}",
+            r["summary"],
+            json.dumps(r["input_schema"], ensure_ascii=False),
+            json.dumps(ex["arguments"], ensure_ascii=False) if ex else "",
+        )
+    stdout.print(table)

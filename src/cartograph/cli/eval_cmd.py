@@ -1,0 +1,103 @@
+"""`cartograph eval`: R@k, MRR and mean first-hit rank of ranking methods over a query set."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+from rich.table import Table
+
+from cartograph.cli.common import AppContext, emit_json, handle_errors, pass_app, stderr, stdout
+from cartograph.evaluate import load_queries, run_eval
+from cartograph.index import METHODS, open_index
+
+
+@click.command("eval")
+@click.option(
+    "--queries",
+    "queries_path",
+    required=True,
+    type=click.Path(dir_okay=False, path_type=Path),
+    help='JSONL: {"query", "server", "tool"} or {"query", "relevant": [[s, t], ...]}, '
+    "optionally with 'acceptable' / 'relevant_equivalent'.",
+)
+@click.option(
+    "--method",
+    "methods",
+    multiple=True,
+    type=click.Choice(METHODS),
+    help="Method(s) to compare (repeatable). Default: all.",
+)
+@click.option(
+    "-k",
+    "k",
+    type=click.IntRange(1, 100),
+    default=5,
+    show_default=True,
+    help="Cut-off listed in --verbose, and k for two-stage's server stage.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the figures as JSON.")
+@click.option("--verbose", is_flag=True, help="List each miss with what ranked first instead.")
+@pass_app
+@handle_errors
+def eval_(
+    app: AppContext,
+    queries_path: Path,
+    methods: tuple[str, ...],
+    k: int,
+    as_json: bool,
+    verbose: bool,
+) -> None:
+    """Score ranking methods on a query set over the workspace's index, side by side.
+
+    A query counts as a hit at k when any relevant or acceptable tool ranks in the top k.
+    'random' is shown as its expected value.
+    """
+    queries = load_queries(queries_path)
+    index = open_index(app.workspace)
+    report = run_eval(index, queries, list(methods) or list(METHODS), k=k)
+    if report.missing_labels:
+        stderr.print(f"[yellow]{report.missing_labels} query(ies) name no tool in the index[/]")
+    if as_json:
+        data = report.as_json()
+        if verbose:
+            data["misses"] = {
+                m: [
+                    {
+                        "id": x.id,
+                        "query": x.query,
+                        "expected": x.expected,
+                        "rank": x.rank,
+                        "top": x.top,
+                    }
+                    for x in r.misses
+                ]
+                for m, r in report.methods.items()
+            }
+        emit_json(data)
+        return
+    table = Table(title=f"{len(queries)} queries over {len(index)} tools ({queries_path.name})")
+    for col in ("method", "R@1", "R@3", "R@5", "MRR", "mean rank", "n"):
+        table.add_column(col, justify="left" if col == "method" else "right")
+    for name, res in report.methods.items():
+        s = res.scores.as_json()
+        table.add_row(
+            name,
+            *(f"{s[c]:.3f}" for c in ("R@1", "R@3", "R@5", "MRR")),
+            "" if s["mean_rank"] is None else f"{s['mean_rank']:.1f}",
+            str(s["n"]),
+        )
+    stdout.print(table)
+    if verbose:
+        for name, res in report.methods.items():
+            if not res.misses:
+                continue
+            stdout.print(f"\n[bold]{name}[/]: {len(res.misses)} miss(es) at k={k}")
+            for miss in res.misses:
+                want = ", ".join(f"{s}/{t}" for s, t in miss.expected[:4])
+                got = ", ".join(f"{s}/{t}" for s, t in miss.top[:3])
+                stdout.print(
+                    f"  [{miss.id}] {miss.query!r}\n    wanted {want}; rank "
+                    f"{miss.rank or '-'}; top: {got}",
+                    highlight=False,
+                )

@@ -1,0 +1,78 @@
+"""`cartograph index`: build the retrieval index from the verified cards, or describe it."""
+
+from __future__ import annotations
+
+import click
+from rich.table import Table
+
+from cartograph.cli.common import AppContext, emit_json, handle_errors, pass_app, stderr, stdout
+from cartograph.index import load_embedder, open_index_with_status
+from cartograph.index.tool_index import read_manifest
+
+
+@click.group()
+def index() -> None:
+    """Build or describe the retrieval index in <home>/index/."""
+
+
+@index.command("build")
+@click.option(
+    "--embedder",
+    "spec",
+    default=None,
+    help="Embedder spec: minilm, minilm-exact, minilm-int8, openai:<model>@<url>, "
+    "st:<model>. Default: config.json 'embedder', $CARTOGRAPH_EMBEDDER, or minilm.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+@pass_app
+@handle_errors
+def index_build(app: AppContext, spec: str | None, as_json: bool) -> None:
+    """Rebuild the index from the cards that verify (cards that fail are left out)."""
+    embedder = load_embedder(spec) if spec else None
+    idx, status = open_index_with_status(app.workspace, embedder, rebuild=True)
+    info = {
+        "path": str(app.workspace.index_dir),
+        "tools": len(idx),
+        "servers": len(idx.servers),
+        "embedder": idx.embedder.name,
+        "model": idx.embedder.model,
+        "build_seconds": round(idx.build_seconds, 2),
+        "cards_left_out": status.skipped_cards,
+    }
+    if as_json:
+        emit_json(info)
+        return
+    stdout.print(
+        f"indexed {info['tools']} tools on {info['servers']} servers with {info['embedder']} "
+        f"in {info['build_seconds']} s -> {info['path']}"
+    )
+    if status.skipped_cards:
+        stderr.print(f"[yellow]{status.skipped_cards} card(s) left out[/] (see the log above)")
+
+
+@index.command("info")
+@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+@pass_app
+@handle_errors
+def index_info(app: AppContext, as_json: bool) -> None:
+    """Describe the saved index (without checking it against the cards)."""
+    manifest = read_manifest(app.workspace.index_dir)
+    info = {
+        "path": str(app.workspace.index_dir),
+        "tools": len(manifest["tools"]),
+        "servers": len(manifest["servers"]),
+        "embedder": manifest["embedder"],
+        "card_digest": manifest["card_digest"],
+        "built_at": manifest.get("built_at"),
+        "build_seconds": manifest.get("build_seconds"),
+        "files": len(manifest["files"]),
+    }
+    if as_json:
+        emit_json(info)
+        return
+    table = Table(show_header=False)
+    for key, value in info.items():
+        if isinstance(value, dict):
+            value = ", ".join(f"{k}={v}" for k, v in value.items())
+        table.add_row(key, str(value))
+    stdout.print(table)

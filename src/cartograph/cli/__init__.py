@@ -18,6 +18,9 @@ COMMAND_MODULES: list[tuple[str, str]] = [
     ("cartograph.cli.bootstrap_cmd", "bootstrap"),
     ("cartograph.cli.serve_cmd", "serve"),
     ("cartograph.cli.rift_cmd", "rift"),
+    ("cartograph.cli.discover_cmd", "discover"),
+    ("cartograph.cli.eval_cmd", "eval_"),
+    ("cartograph.cli.index_cmd", "index"),
 ]
 
 

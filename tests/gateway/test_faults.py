@@ -145,3 +145,48 @@ async def test_calls_beyond_the_in_flight_limit_wait_their_turn(env: Env) -> Non
             await anyio.wait_all_tasks_blocked()  # the hang holds the only slot
             tg.start_soon(run, "echo", "echo", {"text": "queued"})
     assert finished == ["hang", "echo"]  # without the bound the echo would finish first
+
+
+@pytest.mark.parametrize(
+    ("tool", "expected"),
+    [
+        ("bad_shape", "answered tools/call against the protocol (content"),
+        ("no_result", "malformed JSON-RPC reply"),
+        ("wrong_id", "did not finish within 2 s; retry"),
+    ],
+)
+async def test_malformed_json_rpc_replies_are_clear_errors(
+    env: Env, tool: str, expected: str
+) -> None:
+    async with connected(env.proxy(limits=replace(FAST, call_timeout=2.0))) as client:
+        bad = await call(client, "crashy", tool)
+        after = await call(client, "crashy", "hello", {"name": "again"})
+    assert bad.isError and expected in text(bad)
+    assert text(after).startswith("hello again")
+
+
+async def test_after_a_crash_the_restart_backs_off_and_says_when(env: Env) -> None:
+    proxy = env.proxy(limits=replace(FAST, backoff_base=120.0, backoff_cap=600.0))
+    async with connected(proxy) as client:
+        crashed = await call(client, "crashy", "boom")
+        refused = await call(client, "crashy", "hello")
+        status = data(await client.call_tool("status", {}))
+    assert crashed.isError
+    assert refused.isError and "the next restart is in 120 s: retry then" in text(refused)
+    crashy = next(s for s in status["servers"] if s["server"] == "crashy")
+    assert crashy["sessions"][0]["state"] == "backoff"
+
+
+async def test_an_idle_pooled_session_is_closed(env: Env) -> None:
+    from proxykit import child_pids
+
+    proxy = env.proxy(limits=replace(FAST, idle_timeout=0.5))
+    async with connected(proxy) as client:
+        before = child_pids()
+        await call(client, "crashy", "hello")
+        assert len(child_pids() - before) == 1
+        with anyio.fail_after(20):
+            await proxy.gateway.wait_closed("crashy")  # type: ignore[union-attr]
+        assert child_pids() <= before
+        again = await call(client, "crashy", "hello")  # started again on demand
+    assert text(again).startswith("hello you")

@@ -16,6 +16,7 @@ from typing import Any, Protocol
 import anyio
 from mcp import ClientSession, McpError, types
 from mcp.shared.session import RequestResponder
+from pydantic import ValidationError
 
 from cartograph.errors import UpstreamError, UpstreamTimeout
 from cartograph.upstream.connect import list_tools_raw
@@ -116,15 +117,23 @@ async def list_live_tools(session: ClientSession, *, timeout: float) -> list[dic
 
 
 async def forward_call(
-    session: ClientSession, tool: str, arguments: dict[str, Any]
+    server: str, session: ClientSession, tool: str, arguments: dict[str, Any]
 ) -> types.CallToolResult:
     """tools/call as a pass-through: unlike ``ClientSession.call_tool`` it neither lists the
     tools with the SDK's strict models (some publishers' schemas fail them) nor re-validates
-    structured output (the agent's own client does that)."""
+    structured output (the agent's own client does that). A result that is not a
+    CallToolResult at all becomes an :class:`UpstreamError`."""
     request = types.ClientRequest(
         types.CallToolRequest(params=types.CallToolRequestParams(name=tool, arguments=arguments))
     )
-    return await session.send_request(request, types.CallToolResult)
+    try:
+        return await session.send_request(request, types.CallToolResult)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first.get("loc", ())) or "result"
+        raise UpstreamError(
+            server, f"answered tools/call against the protocol ({where}: {first['msg']})"
+        ) from None
 
 
 def result_size(result: types.CallToolResult) -> int:

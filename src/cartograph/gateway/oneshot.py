@@ -91,7 +91,7 @@ class OneShotGateway:
                     phase = "call"
                     scope.deadline = anyio.current_time() + limits.call_timeout
                     try:
-                        result = await forward_call(conn.session, tool, arguments)
+                        result = await forward_call(server, conn.session, tool, arguments)
                     except McpError as exc:
                         raise mcp_error(server, exc, conn.stderr_tail()) from None
                     phase = "close"

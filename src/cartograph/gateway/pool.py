@@ -120,7 +120,7 @@ class PooledGateway:
             assert lease.conn is not None
             try:
                 with anyio.fail_after(self.limits.call_timeout):
-                    result = await forward_call(lease.conn.session, tool, arguments)
+                    result = await forward_call(slot.server, lease.conn.session, tool, arguments)
             except TimeoutError:
                 if self._tg is not None:
                     self._tg.start_soon(self._probe, slot, lease)
@@ -315,6 +315,12 @@ class PooledGateway:
         if oldest.lease is not None:
             oldest.lease.stop()
         self._slots.pop((oldest.server, oldest.client), None)
+
+    async def wait_closed(self, server: str, client: str | None = None) -> None:
+        """Wait until the upstream's current session, if any, has closed (idle, crash, stop)."""
+        slot = self._slots.get((server, client if server in self.per_client else None))
+        if slot is not None and slot.lease is not None:
+            await slot.lease.done.wait()
 
     def health(self) -> list[SessionHealth]:
         now = anyio.current_time()

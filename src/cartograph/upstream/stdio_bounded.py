@@ -14,6 +14,7 @@ child is given two seconds, then its process group is terminated and killed.
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import re
@@ -192,4 +193,29 @@ def _parse(line: bytes) -> SessionMessage | Exception:
     try:
         return SessionMessage(types.JSONRPCMessage.model_validate_json(line))
     except Exception as exc:  # boundary: a bad line is reported, never fatal
-        return exc
+        return _malformed_reply(line, exc) or exc
+
+
+def _malformed_reply(line: bytes, exc: Exception) -> SessionMessage | None:
+    """A JSON object with an id and no method that is not valid JSON-RPC: a broken reply.
+    Answer its request with an error now rather than let the caller wait for a timeout."""
+    try:
+        data = json.loads(line)
+    except ValueError:
+        return None
+    if not isinstance(data, dict) or "method" in data:
+        return None
+    request_id = data.get("id")
+    if not isinstance(request_id, str | int) or isinstance(request_id, bool):
+        return None
+    detail = str(exc).splitlines()
+    why = detail[1].strip() if len(detail) > 1 else (detail[0] if detail else "")
+    error = types.JSONRPCError(
+        jsonrpc="2.0",
+        id=request_id,
+        error=types.ErrorData(
+            code=types.INTERNAL_ERROR,
+            message=f"the upstream sent a malformed JSON-RPC reply ({why[:200]})",
+        ),
+    )
+    return SessionMessage(types.JSONRPCMessage(error))

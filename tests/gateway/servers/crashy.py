@@ -1,7 +1,8 @@
 """A minimal hand-written stdio MCP server (no SDK import, so it starts in milliseconds).
 
-Tools: ``hello`` answers with its pid; ``boom`` exits the process mid-call. Used where many
-processes must be started: one-shot hygiene runs and crash loops.
+Tools: ``hello`` answers with its pid; ``boom`` exits the process mid-call; ``bad_shape``,
+``no_result`` and ``wrong_id`` answer with malformed JSON-RPC. Used where many processes must be
+started (one-shot hygiene runs, crash loops) and for protocol faults.
 """
 
 import json
@@ -13,6 +14,21 @@ TOOLS = [
         "name": "hello",
         "description": "Say hello with the process id.",
         "inputSchema": {"type": "object", "properties": {"name": {"type": "string"}}},
+    },
+    {
+        "name": "bad_shape",
+        "description": "Answer with a result whose content is not a list.",
+        "inputSchema": {"type": "object", "properties": {}},
+    },
+    {
+        "name": "no_result",
+        "description": "Answer with neither result nor error.",
+        "inputSchema": {"type": "object", "properties": {}},
+    },
+    {
+        "name": "wrong_id",
+        "description": "Answer to a request id that was never sent.",
+        "inputSchema": {"type": "object", "properties": {}},
     },
     {
         "name": "boom",
@@ -49,6 +65,12 @@ for line in sys.stdin:
         send({"jsonrpc": "2.0", "id": rid, "result": {"tools": TOOLS}})
     elif method == "tools/call" and request["params"]["name"] == "boom":
         os._exit(3)
+    elif method == "tools/call" and request["params"]["name"] == "bad_shape":
+        send({"jsonrpc": "2.0", "id": rid, "result": {"content": "not-a-list"}})
+    elif method == "tools/call" and request["params"]["name"] == "no_result":
+        send({"jsonrpc": "2.0", "id": rid})
+    elif method == "tools/call" and request["params"]["name"] == "wrong_id":
+        send({"jsonrpc": "2.0", "id": rid + 100000, "result": {"content": []}})
     elif method == "tools/call":
         who = request["params"].get("arguments", {}).get("name", "you")
         text = f"hello {who} from {os.getpid()}"

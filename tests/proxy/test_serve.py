@@ -19,6 +19,7 @@ from proxykit import Env, call, data, text
 pytestmark = pytest.mark.anyio
 
 CARTOGRAPH = str(Path(sys.executable).with_name("cartograph"))
+UPSTREAM_PIDS: list[int] = []
 
 
 async def _exercise(client: ClientSession) -> None:
@@ -34,13 +35,24 @@ async def _exercise(client: ClientSession) -> None:
     assert bad.isError and "'b' is a required property" in text(bad)
 
 
-async def test_serve_over_stdio(env: Env) -> None:
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat", encoding="utf-8") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+async def test_serve_over_stdio_and_its_upstreams_end_with_it(env: Env) -> None:
     config = env.config()
     params = StdioServerParameters(
         command=CARTOGRAPH, args=["--home", str(env.ws.root), "serve", "--config", str(config)]
     )
     async with stdio_client(params) as (read, write), ClientSession(read, write) as client:
         await _exercise(client)
+        upstream = int(text(await call(client, "chaos", "pid")))
+        assert _alive(upstream)
+    assert not _alive(upstream)
 
 
 @pytest.fixture
@@ -78,6 +90,9 @@ def http_proxy(env: Env) -> Iterator[str]:
         proc.terminate()
         proc.wait(timeout=30)
         proc.stderr.close()
+        for pid in UPSTREAM_PIDS:
+            assert not _alive(pid), f"upstream {pid} outlived `serve`"
+        UPSTREAM_PIDS.clear()
 
 
 async def test_serve_over_streamable_http_with_per_client_sessions(http_proxy: str) -> None:
@@ -95,7 +110,30 @@ async def test_serve_over_streamable_http_with_per_client_sessions(http_proxy: s
             bobs = await call(bob, "chaos", "counter")
             status = data(await bob.call_tool("status", {}))
         second = await call(alice, "chaos", "counter")
+        UPSTREAM_PIDS.append(int(text(await call(alice, "chaos", "pid"))))
     assert (text(first), text(bobs), text(second)) == ("1", "1", "2")
     chaos = next(s for s in status["servers"] if s["server"] == "chaos")
     assert len(chaos["sessions"]) == 2  # one per client
     assert json.dumps(status)
+
+
+async def test_many_concurrent_http_clients_get_no_errors(http_proxy: str) -> None:
+    failures: list[str] = []
+
+    async def agent(n: int) -> None:
+        async with (
+            streamable_http_client(http_proxy) as (read, write, _),
+            ClientSession(read, write) as s,
+        ):
+            with anyio.fail_after(120):
+                await s.initialize()
+                for i in range(3):
+                    found = await s.call_tool("discover", {"task": f"add numbers {n} {i}"})
+                    added = await call(s, "calm", "add", {"a": n, "b": i})
+                    if found.isError or text(added) != str(n + i):
+                        failures.append(f"{n}/{i}: {text(found)[:80]} {text(added)[:80]}")
+
+    async with anyio.create_task_group() as tg:
+        for n in range(12):
+            tg.start_soon(agent, n)
+    assert failures == []

@@ -9,14 +9,18 @@ from __future__ import annotations
 
 import json
 import logging
+import signal
 import socket
 import sys
 import weakref
+from collections.abc import Iterator
+from contextlib import contextmanager
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
 import anyio
 import jsonschema
+import uvicorn
 from mcp import types
 from mcp.server.lowlevel import Server
 from mcp.server.session import ServerSession
@@ -151,10 +155,31 @@ def _error(text: str) -> types.CallToolResult:
 
 
 async def serve_stdio(proxy: Proxy) -> None:
-    """Serve one client on this process's stdin/stdout until it disconnects."""
+    """Serve one client on this process's stdin/stdout until it disconnects or a signal."""
     server = build_server(proxy)
-    async with proxy.running(), stdio_server() as (read, write):
+    async with proxy.running(), stdio_server() as (read, write), anyio.create_task_group() as tg:
+        tg.start_soon(_cancel_on_signal, tg.cancel_scope)
         await server.run(read, write, server.create_initialization_options())
+        tg.cancel_scope.cancel()
+
+
+async def _cancel_on_signal(scope: anyio.CancelScope) -> None:
+    """SIGTERM/SIGINT end serving through cancellation, so every upstream is closed and reaped
+    on the way out (the default handler would leave them running)."""
+    with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
+        async for signum in signals:
+            logger.info("signal %s: shutting down", signum)
+            scope.cancel()
+            return
+
+
+class _Uvicorn(uvicorn.Server):
+    """uvicorn without its own signal handling: it re-raises a caught SIGTERM after serving,
+    which would kill the process before the gateway closes its upstreams."""
+
+    @contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        yield
 
 
 def bind_socket(host: str, port: int) -> socket.socket:
@@ -209,17 +234,25 @@ async def serve_http(
     ready: anyio.Event | None = None,
 ) -> None:
     """Serve streamable HTTP at ``http://host:port/mcp`` until cancelled."""
-    import uvicorn
-
     sock = sock or bind_socket(host, port)
     bound = sock.getsockname()[1]
     app, manager = http_app(proxy, host)
     config = uvicorn.Config(app, lifespan="off", log_level="warning", access_log=False)
-    web = uvicorn.Server(config)
+    web = _Uvicorn(config)
     url = f"http://{host}:{bound}/mcp"
     logger.info("serving MCP over streamable HTTP at %s", url)
     print(f"cartograph: serving MCP at {url}", file=sys.stderr, flush=True)
-    async with proxy.running(), manager.run():
+
+    async def stop_on_signal() -> None:
+        with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
+            async for signum in signals:
+                logger.info("signal %s: shutting down", signum)
+                web.should_exit = True
+                return
+
+    async with proxy.running(), manager.run(), anyio.create_task_group() as tg:
+        tg.start_soon(stop_on_signal)
         if ready is not None:
             ready.set()
         await web.serve(sockets=[sock])
+        tg.cancel_scope.cancel()

@@ -10,7 +10,7 @@ errors are mapped to these in one place per layer with ``raise ... from exc``.
     ├── UpstreamError              an upstream server failed (start, protocol, timeout)
     │   └── UpstreamTimeout        it did not answer in time ("retry")
     ├── CardError                  a capability card is malformed
-    │   ├── VerificationError      a card's signature does not verify (tampered, unknown key, unsigned)
+    │   ├── VerificationError      a card's signature fails (tampered, unsigned, untrusted key)
     │   │   └── TrustError         the signing key is not trusted for it: unknown, revoked, outside
     │   │                          its validity window, or the revocation list itself is invalid
     │   └── GeneratorError         a card generator failed for a server/tool (e.g. the LLM kept

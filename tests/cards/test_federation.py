@@ -10,10 +10,10 @@ from click.testing import CliRunner
 
 from cartograph.cards.federation import import_store
 from cartograph.cards.keys import load_key
+from cartograph.cards.lifecycle import init_key, trust_key
 from cartograph.cards.revocation import revoke_key
 from cartograph.cards.seal import sign_card
 from cartograph.cards.store import load_verified, write_card
-from cartograph.cards.trust import init_key, trust_key
 from cartograph.cli import main
 from cartograph.errors import UsageError
 from cartograph.workspace import Workspace

@@ -17,10 +17,11 @@ from cartograph.cards.keys import (
     now_utc,
     public_pem,
 )
+from cartograph.cards.lifecycle import init_key, rotate_key, trust_key
 from cartograph.cards.revocation import revoke_key
 from cartograph.cards.seal import sign_card, verify_card
 from cartograph.cards.store import load_verified, resign_store, write_card
-from cartograph.cards.trust import TrustStore, init_key, rotate_key, trust_key
+from cartograph.cards.trust import TrustStore
 from cartograph.cli import main
 from cartograph.errors import KeyError_, TrustError
 from cartograph.workspace import Workspace

@@ -11,10 +11,11 @@ from click.testing import CliRunner
 
 from cartograph.cards import pool
 from cartograph.cards.keys import format_time, now_utc, parse_time, public_pem
+from cartograph.cards.lifecycle import init_key, trust_key
 from cartograph.cards.revocation import reset_revocations, revocations_file, revoke_key
 from cartograph.cards.seal import sign_card, verify_card, verify_stored
 from cartograph.cards.store import load_verified, write_card
-from cartograph.cards.trust import TrustStore, init_key, trust_file, trust_key
+from cartograph.cards.trust import TrustStore, trust_file
 from cartograph.cli import main
 from cartograph.errors import KeyError_, TrustError, UsageError, VerificationError
 from cartograph.workspace import Workspace

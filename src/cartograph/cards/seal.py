@@ -34,8 +34,9 @@ from cartograph.cards.keys import (
     load_public_key,
     unb64,
 )
+from cartograph.cards.lifecycle import init_key
 from cartograph.cards.model import Card, Signature
-from cartograph.cards.trust import TrustStore, init_key
+from cartograph.cards.trust import TrustStore
 from cartograph.errors import CardError, TrustError, VerificationError
 from cartograph.upstream.snapshot import utc_now
 

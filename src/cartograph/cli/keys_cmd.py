@@ -10,8 +10,9 @@ import click
 from rich.table import Table
 
 from cartograph.cards.keys import format_time, load_key, parse_time
+from cartograph.cards.lifecycle import init_key, rotate_key, trust_key
 from cartograph.cards.revocation import reset_revocations, revocations_file, revoke_key
-from cartograph.cards.trust import TrustStore, init_key, rotate_key, trust_key
+from cartograph.cards.trust import TrustStore
 from cartograph.cli.common import AppContext, emit_json, handle_errors, pass_app, stderr, stdout
 from cartograph.errors import UsageError
 

@@ -46,7 +46,8 @@ _FILLER = wordset(
     returned result results response responses object objects string strings
     boolean true false null none need needs needed want wants call calls called calling
     instead available example examples e.g note see also necessary useful helpful
-    args kwargs mcp server servers"""
+    args kwargs mcp server servers important critical warning caution tip tips guidelines
+    prerequisite prerequisites otherwise whenever always never ensure"""
 )
 """Words that say nothing about what a tool is for."""
 

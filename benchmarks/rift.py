@@ -35,7 +35,7 @@ from cartograph.cards.bootstrap import generate_cards
 from cartograph.cards.model import Card
 from cartograph.index import ToolIndex, card_digest, embed_queries, load_embedder
 from cartograph.index.tool_index import read_manifest
-from cartograph.rift import RiftConfig, analyze
+from cartograph.rift import RiftConfig, RiftReport, analyze
 from cartograph.rift.analyze import RiftTool
 from cartograph.rift.workspace import tools_from_cards
 from cartograph.upstream.snapshot import Snapshot, load_snapshot
@@ -119,6 +119,92 @@ def run_method(
     }
 
 
+QUERIES = {
+    "livemcpbench": SHARED / "corpus" / "livemcpbench" / "queries.jsonl",
+    "union": SHARED / "corpus" / "union" / "queries.jsonl",
+}
+
+
+def confusion_check(name: str, index: ToolIndex, reports: dict[str, Any]) -> list[dict[str, Any]]:
+    """Do the flagged clusters explain real retrieval mistakes on the corpus's human tasks?
+
+    For each task, flat cosine top-1 over the tool vectors; a *mistake* is a top-1 that is not
+    one of the task's relevant tools. A method *explains* the mistake when the wrong top-1 shares
+    a cluster (any risk, or HIGH only) with one of the relevant tools. "flagged pairs" is the
+    number of tool pairs the method puts together: explaining more with fewer pairs is better.
+    """
+    path = QUERIES.get(name)
+    if path is None or not path.is_file():
+        return []
+    tasks = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    pos = {tid: i for i, tid in enumerate(index.tool_ids)}
+    qv = embed_queries(index.embedder, [t["query"] for t in tasks])
+    top1 = (qv @ index.tool_vectors.T).argmax(axis=1)
+    mistakes = []
+    for task, best in zip(tasks, top1, strict=True):
+        rel = {pos[(s, t)] for s, t in task["relevant"] if (s, t) in pos}
+        rel |= {pos[(s, t)] for s, t in task.get("relevant_equivalent") or [] if (s, t) in pos}
+        if rel and int(best) not in rel:
+            mistakes.append((int(best), rel))
+    server_of = [s for s, _ in index.tool_ids]
+    same_server = sum(1 for b, rel in mistakes if any(server_of[b] == server_of[r] for r in rel))
+    rows = []
+    for method, report in reports.items():
+        for label, risks in (("any", {"HIGH", "MEDIUM", "LOW"}), ("HIGH", {"HIGH"})):
+            cluster_of: dict[int, set[int]] = {}
+            pairs = 0
+            for k, c in enumerate(report.clusters):
+                if c.risk not in risks:
+                    continue
+                pairs += len(c.members) * (len(c.members) - 1) // 2
+                for member in c.members:
+                    cluster_of.setdefault(pos[tuple(member)], set()).add(k)
+            explained = sum(
+                1
+                for b, rel in mistakes
+                if any(cluster_of.get(b, set()) & cluster_of.get(r, set()) for r in rel)
+            )
+            rows.append(
+                {
+                    "corpus": name,
+                    "method": method,
+                    "risk": label,
+                    "tasks": len(tasks),
+                    "mistakes": len(mistakes),
+                    "same_server": same_server,
+                    "explained": explained,
+                    "flagged_pairs": pairs,
+                }
+            )
+    return rows
+
+
+def print_confusions(checks: list[dict[str, Any]]) -> None:
+    if not checks:
+        return
+    print()
+    keys = ["corpus", "method", "risk", "tasks", "mistakes", "same_server", "explained"]
+    print(" ".join(k.rjust(12) for k in [*keys, "flagged_pairs"]))
+    for r in checks:
+        print(" ".join(str(r[k]).rjust(12) for k in [*keys, "flagged_pairs"]))
+
+
+def confusions_from(path: Path, cache: Path, spec: str | None) -> list[dict[str, Any]]:
+    data = json.loads(path.read_text())
+    by_corpus: dict[str, dict[str, RiftReport]] = {}
+    for key, report in data["reports"].items():
+        corpus, method = key.split("/", 1)
+        by_corpus.setdefault(corpus, {})[method] = RiftReport.model_validate(report)
+    embedder = load_embedder(spec)
+    checks: list[dict[str, Any]] = []
+    for corpus, reports in by_corpus.items():
+        if corpus not in QUERIES:
+            continue
+        index = ToolIndex.load(cache / f"{corpus}-{embedder.name}", embedder)
+        checks.extend(confusion_check(corpus, index, reports))
+    return checks
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -130,6 +216,9 @@ def main() -> None:
         default=["rift", "no-margin", "cosine", "jaccard"],
         choices=list(METHODS),
     )
+    ap.add_argument(
+        "--thetas", nargs="*", type=float, default=[], help="extra rift runs at these thetas"
+    )
     ap.add_argument("--embedder", default=None, help="embedder spec (default: the product default)")
     ap.add_argument("--cache", type=Path, default=Path("/tmp/cartograph-bench/rift"))
     ap.add_argument(
@@ -138,11 +227,22 @@ def main() -> None:
     ap.add_argument(
         "--show", type=int, default=0, help="print the first N rift clusters per corpus"
     )
+    ap.add_argument(
+        "--confusions-from",
+        type=Path,
+        default=None,
+        help="only run the confusion check on the reports of an earlier --json file, with the "
+        "cached indexes it was computed on",
+    )
     args = ap.parse_args()
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
+    if args.confusions_from:
+        print_confusions(confusions_from(args.confusions_from, args.cache, args.embedder))
+        return
 
     rows: list[dict[str, Any]] = []
     full: dict[str, Any] = {}
+    checks: list[dict[str, Any]] = []
     for name in args.corpus:
         t0 = time.perf_counter()
         snap = load_corpus(name)
@@ -158,9 +258,13 @@ def main() -> None:
             f"index embedding {'cached' if cached else f'{embed_s:.1f} s'} ({index.embedder.name})",
             flush=True,
         )
-        for method in args.methods:
-            row = run_method(tools, vectors, index, METHODS[method])
+        reports: dict[str, Any] = {}
+        configs = {m: METHODS[m] for m in args.methods}
+        configs.update({f"rift@{t:g}": RiftConfig(theta=t) for t in args.thetas})
+        for method, cfg in configs.items():
+            row = run_method(tools, vectors, index, cfg)
             report = row.pop("report")
+            reports[method] = report
             rows.append({"corpus": name, "tools": len(tools), "method": method, **row})
             full[f"{name}/{method}"] = report.to_json()
             print(f"  {method}: {row}", file=sys.stderr, flush=True)
@@ -169,6 +273,8 @@ def main() -> None:
                     members = ", ".join(f"{s}/{t}" for s, t in c.members[:8])
                     head = f"{c.risk} n={len(c.members)} coh={c.cohesion} m={c.margin_min}"
                     print(f"    {head} {members} | {c.diagnosis[:120]}")
+
+        checks.extend(confusion_check(name, index, reports))
 
     cols = [
         ("corpus", 12),
@@ -199,9 +305,25 @@ def main() -> None:
     print(" ".join(heads.get(c, c).rjust(w) for c, w in cols))
     for r in rows:
         print(" ".join(str("-" if r[c] is None else r[c]).rjust(w) for c, w in cols))
+    if checks:
+        print()
+        keys = [
+            "corpus",
+            "method",
+            "risk",
+            "tasks",
+            "mistakes",
+            "same_server",
+            "explained",
+            "flagged_pairs",
+        ]
+        print(" ".join(k.rjust(13) for k in keys))
+        for r in checks:
+            print(" ".join(str(r[k]).rjust(13) for k in keys))
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps({"rows": rows, "reports": full}, indent=1) + "\n")
+        data = {"rows": rows, "confusions": checks, "reports": full}
+        args.json.write_text(json.dumps(data, indent=1) + "\n")
 
 
 if __name__ == "__main__":

@@ -1,7 +1,7 @@
 """Verify many stored cards on two cores: a forked helper and the parent share the work.
 
 Ed25519 verification is CPU-bound and holds the GIL, so threads do not help. On a large store
-(:data:`PARALLEL_MIN` cards or more, more than one usable CPU, ``os.fork`` available, and
+(:data:`PARALLEL_MIN` cards or more, more than one usable CPU, Linux, and
 ``CARTOGRAPH_VERIFY_WORKERS`` not ``0``) the parent forks one helper after reading the files; the
 helper inherits the bytes (copy-on-write, nothing is sent to it) and verifies from the front,
 while the parent runs its own work (model validation) and then verifies from the back. Each side
@@ -24,6 +24,7 @@ import os
 import pickle
 import select
 import signal
+import sys
 import time
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
@@ -51,7 +52,9 @@ def _usable_cpus() -> int:
 def parallel_enabled(n: int) -> bool:
     if os.environ.get(WORKERS_ENV, "").strip() == "0":
         return False
-    return n >= PARALLEL_MIN and _usable_cpus() >= 2 and hasattr(os, "fork")
+    # Linux only: elsewhere (macOS) a forked child of a process using system frameworks may crash.
+    linux = sys.platform.startswith("linux")
+    return linux and n >= PARALLEL_MIN and _usable_cpus() >= 2 and hasattr(os, "fork")
 
 
 def _claim(bounds: Any, *, front: bool, timeout: float) -> tuple[int, int] | None:

@@ -329,10 +329,10 @@ class PooledGateway:
             lease = slot.lease
             if lease is not None and lease.usable():
                 state = "ready"
-            elif lease is not None and not lease.done.is_set():
-                state = "starting"
             elif slot.next_start > now:
                 state = "backoff"
+            elif lease is not None and not lease.done.is_set():
+                state = "closing" if lease.stopping else "starting"
             else:
                 state = "idle" if slot.starts == 0 else "closed"
             rows.append(

@@ -84,7 +84,7 @@ class SessionHealth:
 
     server: str
     client: str | None
-    state: str  # idle | starting | ready | backoff | closed
+    state: str  # idle | starting | ready | backoff | closing | closed | one-shot
     starts: int
     crashes: int
     in_flight: int

@@ -106,15 +106,17 @@ def _histogram(
         f'<text x="{left + pw / 2}" y="{height - 6}" text-anchor="middle" font-size="11">'
         f"{escape(x_label)}</text>"
     )
-    for value, label in marks or []:
+    for k, (value, label) in enumerate(marks or []):
         if lo <= value <= hi:
             x = x_of(value)
+            # first label left of its line, the next right of it, so neighbours never overlap
+            anchor, dx = ("end", -3) if k % 2 == 0 else ("start", 3)
             parts.append(
                 f'<line x1="{x:.1f}" y1="{top - 6}" x2="{x:.1f}" y2="{top + ph}" '
                 'stroke="#333" stroke-dasharray="4 3"/>'
             )
             parts.append(
-                f'<text x="{x - 2:.1f}" y="{top - 8}" font-size="10" text-anchor="end">'
+                f'<text x="{x + dx:.1f}" y="{top - 8}" font-size="10" text-anchor="{anchor}">'
                 f"{escape(label)} {value:g}</text>"
             )
     parts.append("</svg>")

@@ -140,6 +140,8 @@ def test_model_directed_sentences_are_recognised(sentence: str) -> None:
         "Use this tool when you need to: find videos on a topic.",
         "Deletes the file permanently.",
         "Create a new wallet from a private key.",
+        "Use when you need to read data from a dataset.",
+        "Note: only numeric array indices are supported in patch paths.",
         "Creates a .env template for configuring the backend.",
     ],
 )

@@ -219,7 +219,11 @@ _DIRECTIVE_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
             r"alert|show)\b.{0,30}\buser\b|\bwithout\s+(?:telling|informing|notifying)\b",
         ),
         ("addressed", r"\byou\s+(?:must|should|shall|are\s+required|may\s+not|must\s+not)\b"),
-        ("addressed", rf"\byou\s+(?:need|have|will\s+need)\s+to\s+(?:first\s+)?{_ACT}\b"),
+        (
+            "addressed",
+            r"\byou\s+(?:need|have|will\s+need)\s+to\s+(?:first\s+)?"
+            r"(?:call|use|invoke|run|execute|pass|include|ask|tell|confirm)\b",
+        ),
         ("addressed", rf"\b{_TO_MODEL}\s+(?:must|should|shall|needs?\s+to|has\s+to|will)\b"),
         ("addressed", rf"\b(?:note|instructions?|message)\s+(?:to|for)\s+{_TO_MODEL}\b"),
         ("imperative", rf"\b(?:always|never)\s+(?:first\s+)?{_ACT}\b"),
@@ -244,7 +248,7 @@ _DIRECTIVE_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         (
             "imperative",
             r"\b(?:important|critical|attention|warning|note)\s*[:!]\s*"
-            r"(?:you|your|always|never|do\s+not|don'?t|first|before|use|call|only|must)\b",
+            r"(?:you|your|always|never|do\s+not|don'?t|first|before|use|call|must)\b",
         ),
         (
             "exfiltration",

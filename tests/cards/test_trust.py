@@ -340,3 +340,32 @@ def test_revocation_applies_on_the_parallel_path(ws, tmp_path, monkeypatch):
     revoke_key(ws, OTHER_KEY.key_id)
     loaded = load_verified(ws)
     assert loaded.cards == {} and {f.kind for f in loaded.failures} == {"revoked"}
+
+
+# the Ed25519 backends ------------------------------------------------------------------------
+
+
+def test_libsodium_and_openssl_agree_on_every_verdict():
+    from cryptography.exceptions import InvalidSignature
+
+    from cartograph.cards.keys import Verifier
+
+    message = b'{"identity":{"server":"clock"}}'
+    good = FIXED_KEY.private_key.sign(message)
+    cases = [
+        (good, message, True),
+        (good, message + b" ", False),
+        (good[:-1] + bytes([good[-1] ^ 1]), message, False),
+        (OTHER_KEY.private_key.sign(message), message, False),
+        (good[:63], message, False),
+        (good + b"\x00", message, False),
+        (b"", message, False),
+    ]
+    for backend in ("sodium", "openssl"):
+        verifier = Verifier(FIXED_KEY.public_key, backend=backend)
+        for signature, signed, valid in cases:
+            if valid:
+                verifier.verify(signature, signed)
+            else:
+                with pytest.raises(InvalidSignature):
+                    verifier.verify(signature, signed)

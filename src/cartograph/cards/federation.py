@@ -237,9 +237,9 @@ def apply_alias(path: Path, card: Card, trust: TrustStore) -> Card:
             kind="unknown",
             key_id=signer,
         )
-    public = trust.check(f"alias {path.name}", signer, signed_at)
+    key = trust.check(f"alias {path.name}", signer, signed_at)
     try:
-        public.verify(unb64(value), canonical(doc))
+        key.verify(unb64(value), canonical(doc))
     except (InvalidSignature, ValueError) as exc:
         raise VerificationError(f"{path}: alias record was changed after signing") from exc
     if (

@@ -107,9 +107,9 @@ def read_revocations(path: Path, store: TrustStore) -> tuple[int, list[Revocatio
         )
     if any(r.key_id == signer for r in entries):
         raise KeyError_(f"{path}: signed by {signer}, a key the list itself revokes")
-    public = store.check(f"revocation list {path.name}", signer, signed_at)
+    key = store.check(f"revocation list {path.name}", signer, signed_at)
     try:
-        public.verify(unb64(value), canonical(payload))
+        key.verify(unb64(value), canonical(payload))
     except (InvalidSignature, ValueError) as exc:
         raise KeyError_(
             f"{path}: signature by {signer} does not match its content (the list was changed "

@@ -86,9 +86,9 @@ def verify_payload(
     """Verify ``sig`` over the JSON object ``payload`` (a card without its signature block)."""
     if sig is None:
         raise VerificationError(f"card {name!r} is unsigned; run `cartograph bootstrap` to seal it")
-    public = trust.check(f"card {name!r}", sig.key_id, sig.signed_at)
+    key = trust.check(f"card {name!r}", sig.key_id, sig.signed_at)
     try:
-        public.verify(unb64(sig.value), canonical(payload))
+        key.verify(unb64(sig.value), canonical(payload))
     except (InvalidSignature, ValueError) as exc:
         raise VerificationError(
             f"card {name!r}: signature by {sig.key_id} does not match its content "
@@ -128,8 +128,8 @@ def verify_stored(text: bytes, trust: TrustStore, *, source: str) -> None:
     if sealed is not None:
         signed, sig = sealed
         try:
-            public = trust.check(source, sig["key_id"], sig["signed_at"])
-            public.verify(unb64(sig["value"]), signed)
+            key = trust.check(source, sig["key_id"], sig["signed_at"])
+            key.verify(unb64(sig["value"]), signed)
             return
         except (TrustError, InvalidSignature, ValueError):
             pass  # the slow path below names the card and the reason

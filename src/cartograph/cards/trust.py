@@ -25,12 +25,14 @@ import os
 import time
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
 from cartograph.cards.keys import (
+    Verifier,
     b64,
     format_time,
     key_id_of,
@@ -65,6 +67,14 @@ class TrustedKey:
     not_before: datetime | None = None
     not_after: datetime | None = None
     added_at: str | None = None
+
+    @cached_property
+    def _verifier(self) -> Verifier:
+        return Verifier(self.public_key)
+
+    def verify(self, signature: bytes, message: bytes) -> None:
+        """Raise ``InvalidSignature`` unless ``signature`` is this key's over ``message``."""
+        self._verifier.verify(signature, message)
 
     def window(self) -> str:
         start = format_time(self.not_before) if self.not_before else "-inf"
@@ -178,8 +188,8 @@ class TrustStore:
             return "not-yet-valid"
         return "valid"
 
-    def check(self, name: str, key_id: str, signed_at: str) -> Ed25519PublicKey:
-        """The public key for a signature by ``key_id`` at ``signed_at``, or :class:`TrustError`.
+    def check(self, name: str, key_id: str, signed_at: str) -> TrustedKey:
+        """The trusted key for a signature by ``key_id`` at ``signed_at``, or :class:`TrustError`.
 
         ``name`` is what was signed (a card's server), for the message.
         """
@@ -228,7 +238,7 @@ class TrustStore:
                 kind="not-yet-valid",
                 key_id=key_id,
             )
-        return entry.public_key
+        return entry
 
     def _epoch(self, name: str, signed_at: str) -> float:
         """``signed_at`` as a POSIX time (cached: a store's cards often share one)."""

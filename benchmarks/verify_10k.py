@@ -11,6 +11,10 @@ process (imports excluded, file pages possibly in the page cache), and a table i
 wall time of ``load_verified`` (median, min), CPU seconds of the parent and of the helper, and
 the machine load average, since the machine is shared.
 
+On a shared machine the wall time mostly measures the other work on it (compare the CPU
+columns); ``chrt -f 10 .venv/bin/python benchmarks/verify_10k.py --keep DIR`` (root, a few
+seconds) measures it with the cores to itself.
+
 Configurations: the sealed layout on two processes (the default), the sealed layout on one
 (``CARTOGRAPH_VERIFY_WORKERS=0``), and the old pretty-printed layout on one (the path a card
 re-indented by hand takes: canonicalise, then verify).

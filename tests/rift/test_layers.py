@@ -143,3 +143,12 @@ def test_jaccard_groups_are_components_with_their_mean_jaccard() -> None:
     groups = jaccard_groups(sets, 0.25)
     assert sorted(m for m, _ in groups) == [(0, 1), (2, 3)]
     assert dict(groups)[(0, 1)] == pytest.approx(mean_pairwise_jaccard([sets[0], sets[1]]))
+
+
+def test_mean_pairwise_jaccard_matches_brute_force_whatever_the_block() -> None:
+    rng = np.random.default_rng(1)
+    vocab = [f"w{i}" for i in range(25)]
+    sets = [frozenset(rng.choice(vocab, size=rng.integers(1, 6), replace=False)) for _ in range(40)]
+    pairs = [jaccard(a, b) for i, a in enumerate(sets) for j, b in enumerate(sets) if i != j]
+    for block in (1, 7, 100):
+        assert mean_pairwise_jaccard(sets, block=block) == pytest.approx(np.mean(pairs), abs=1e-6)

@@ -190,3 +190,18 @@ async def test_an_idle_pooled_session_is_closed(env: Env) -> None:
         assert child_pids() <= before
         again = await call(client, "crashy", "hello")  # started again on demand
     assert text(again).startswith("hello you")
+
+
+async def test_a_clients_own_upstream_session_ends_when_it_disconnects(env: Env) -> None:
+    from proxykit import child_pids, second_client
+
+    proxy = env.proxy(per_client=frozenset({"crashy"}))
+    async with connected(proxy) as alice:
+        await call(alice, "crashy", "hello")
+        before = child_pids()
+        async with second_client(proxy) as bob:
+            hello = await call(bob, "crashy", "hello", {"name": "bob"})
+            assert len(child_pids() - before) == 1  # bob's own crashy process
+        assert child_pids() <= before  # gone as soon as bob is
+        still = await call(alice, "crashy", "hello", {"name": "alice"})
+    assert text(hello).startswith("hello bob") and text(still).startswith("hello alice")

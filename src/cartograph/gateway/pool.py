@@ -316,6 +316,18 @@ class PooledGateway:
             oldest.lease.stop()
         self._slots.pop((oldest.server, oldest.client), None)
 
+    async def release_client(self, client: str) -> None:
+        """Close every session that belongs to ``client`` (it disconnected) and forget them."""
+        mine = [s for (_, c), s in list(self._slots.items()) if c == client]
+        for slot in mine:
+            if slot.lease is not None:
+                slot.lease.stop()
+        for slot in mine:
+            if slot.lease is not None:
+                await slot.lease.done.wait()
+            if slot.in_flight == 0:
+                self._slots.pop((slot.server, slot.client), None)
+
     async def wait_closed(self, server: str, client: str | None = None) -> None:
         """Wait until the upstream's current session, if any, has closed (idle, crash, stop)."""
         slot = self._slots.get((server, client if server in self.per_client else None))

@@ -103,6 +103,11 @@ class Proxy:
         finally:
             self.audit.close()
 
+    async def release_client(self, client: str) -> None:
+        """A client disconnected: close the upstream sessions that were its own."""
+        if isinstance(self.gateway, PooledGateway):
+            await self.gateway.release_client(client)
+
     async def _warm_index(self) -> None:
         """Open (or rebuild) the retrieval index off the event loop before the first discover."""
         await anyio.to_thread.run_sync(

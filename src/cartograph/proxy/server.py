@@ -7,14 +7,14 @@ domain errors become MCP tool errors (``isError``) with their message, timeouts 
 
 from __future__ import annotations
 
+import itertools
 import json
 import logging
 import signal
 import socket
 import sys
-import weakref
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
@@ -23,7 +23,6 @@ import jsonschema
 import uvicorn
 from mcp import types
 from mcp.server.lowlevel import Server
-from mcp.server.session import ServerSession
 from mcp.server.stdio import stdio_server
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
@@ -72,6 +71,8 @@ TOOLS = [
     ),
 ]
 
+_CLIENT_NUMBERS = itertools.count(1)  # unique per process, whatever server object serves
+
 MASKED = (
     "internal error in the proxy (details are in its log); it keeps serving: retry, or use "
     "another tool"
@@ -87,16 +88,24 @@ def _version() -> str:
 
 def build_server(proxy: Proxy) -> Server[Any, Any]:
     """The low-level MCP server exposing discover, call and status for ``proxy``."""
-    server: Server[Any, Any] = Server("cartograph", version=_version(), instructions=INSTRUCTIONS)
-    clients: weakref.WeakKeyDictionary[ServerSession, str] = weakref.WeakKeyDictionary()
+
+    @asynccontextmanager
+    async def client_lifespan(_: Server[Any, Any]) -> AsyncIterator[dict[str, Any]]:
+        """One per connected MCP client: names it, and on disconnect closes the upstream
+        sessions that were its own (``--per-client`` servers)."""
+        key = f"client-{next(_CLIENT_NUMBERS)}"
+        try:
+            yield {"client": key}
+        finally:
+            with anyio.CancelScope(shield=True), anyio.move_on_after(15):
+                await proxy.release_client(key)
+
+    server: Server[Any, Any] = Server(
+        "cartograph", version=_version(), instructions=INSTRUCTIONS, lifespan=client_lifespan
+    )
 
     def client_key() -> str:
-        session = server.request_context.session
-        key = clients.get(session)
-        if key is None:
-            key = f"c{len(clients) + 1}-{id(session) & 0xFFFF:04x}"
-            clients[session] = key
-        return key
+        return str(server.request_context.lifespan_context["client"])
 
     @server.list_tools()
     async def list_tools() -> list[types.Tool]:

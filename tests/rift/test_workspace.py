@@ -157,6 +157,12 @@ def test_cli_exit_codes_follow_fail_on(rift_home: Path) -> None:
     assert cli(rift_home, "rift", "--high", "0.3", "--medium", "0.2").exit_code == 2
 
 
+def test_a_workspace_without_cards_is_a_setup_error_not_a_finding(tmp_path: Path) -> None:
+    result = cli(tmp_path / "empty", "rift", "--json")
+    assert result.exit_code == 2
+    assert "no card verifies" in " ".join(result.stderr.split())
+
+
 def test_cli_baseline_and_ablation_flags_change_the_report(rift_home: Path) -> None:
     data = json.loads(cli(rift_home, "rift", "--json", "--no-margin").stdout)
     assert data["config"]["margin"] is False

@@ -1,7 +1,7 @@
 """`cartograph rift`: confusable-cluster detection over the workspace's cards, as a CI gate.
 
 Exit 1 when a cluster at or above ``--fail-on`` exists (default high), 0 otherwise, 2 on usage
-or configuration errors.
+or configuration errors (including a workspace with no verified card to analyse).
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import click
 from rich.table import Table
 
 from cartograph.cli.common import AppContext, emit_json, handle_errors, pass_app, stderr, stdout
-from cartograph.errors import UsageError
+from cartograph.errors import ConfigError, IndexError_, UsageError
 from cartograph.rift.analyze import METHODS, RiftConfig
 from cartograph.rift.html import render_html
 from cartograph.rift.margin import MarginThresholds
@@ -132,20 +132,19 @@ def rift(
         margin_thresholds=MarginThresholds(high=margin_high, medium=margin_medium),
     )
     ws = app.workspace
-    if regenerate:
-        result = do_regenerate(ws, config)
-        report = result.after or result.before
-        if as_json:
-            emit_json({**report.to_json(), "regenerate": result.to_json()})
-        else:
-            _print_table(report, limit)
-            _print_regenerate(result)
+    try:
+        result = do_regenerate(ws, config) if regenerate else None
+        report = (result.after or result.before) if result else run_rift(ws, config)
+    except IndexError_ as exc:
+        # nothing to analyse (no verified card) is a setup problem, not a finding: exit 2
+        raise ConfigError(str(exc)) from exc
+    if as_json:
+        extra = {"regenerate": result.to_json()} if result else {}
+        emit_json({**report.to_json(), **extra})
     else:
-        report = run_rift(ws, config)
-        if as_json:
-            emit_json(report.to_json())
-        else:
-            _print_table(report, limit)
+        _print_table(report, limit)
+        if result:
+            _print_regenerate(result)
     if html_file:
         Path(html_file).write_text(render_html(report), encoding="utf-8")
         stderr.print(f"HTML report written to {html_file}", highlight=False)

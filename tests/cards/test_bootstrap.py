@@ -233,9 +233,9 @@ def test_usage_names_required_params_and_read_or_write(
     records = card.tool("list_records")
     assert records is not None
     assert "base id" in records.usage and "table id" in records.usage
-    assert "Read-only" in records.usage
+    assert "Read-only." in records.usage  # annotated readOnlyHint
     deleting = [e for e in card.tools if e.name.startswith("delete")]
-    assert deleting and all("Destructive" in e.usage for e in deleting)
+    assert deleting and all("destructive" in e.usage.lower() for e in deleting)
 
 
 # --- model-directed text ----------------------------------------------------------------------

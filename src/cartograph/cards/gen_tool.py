@@ -255,11 +255,12 @@ def _summary(
     return text
 
 
+# (annotated by the publisher, inferred from the verb)
 _MODE_TEXT = {
-    "read": "Read-only: changes nothing.",
-    "write": "Changes data.",
-    "destructive": "Destructive: can delete or overwrite data.",
-    "unknown": "",
+    "read": ("Read-only.", "Likely read-only."),
+    "write": ("Changes data.", "Likely changes data."),
+    "destructive": ("Destructive: can delete data.", "Likely destructive."),
+    "unknown": ("", ""),
 }
 
 
@@ -291,7 +292,7 @@ def _usage(
     if returns:
         parts.append(f"Returns {returns}.")
     ann = tool.get("annotations") if isinstance(tool.get("annotations"), dict) else {}
-    parts.append(_MODE_TEXT[mode] if ann else _MODE_TEXT[mode].replace(":", " (by its name):"))
+    parts.append(_MODE_TEXT[mode][0 if ann else 1])
     if ann and ann.get("idempotentHint") is True:
         parts.append("Safe to repeat.")
     if ann and ann.get("openWorldHint") is True:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import threading
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -86,6 +87,7 @@ class Quarantine:
     def __init__(self, path: Path) -> None:
         self.path = path
         self.listeners: list[Callable[[dict[str, Any]], None]] = []
+        self._lock = threading.RLock()  # discover's worker threads read and may lift entries
         self._held: dict[tuple[str, str], HeldTool] = {}
         self._load()
 
@@ -112,11 +114,17 @@ class Quarantine:
         return self._held.get((server, tool))
 
     def held(self, server: str | None = None) -> list[HeldTool]:
-        return [h for (s, _), h in sorted(self._held.items()) if server is None or s == server]
+        with self._lock:
+            items = sorted(self._held.items())
+        return [h for (s, _), h in items if server is None or s == server]
 
     def apply(self, card: Card, live_tools: list[dict[str, Any]]) -> list[HeldTool]:
         """Check one server's live tools against its card; hold what drifted, lift what was
         re-attested. Returns the tools newly held."""
+        with self._lock:
+            return self._apply(card, live_tools)
+
+    def _apply(self, card: Card, live_tools: list[dict[str, Any]]) -> list[HeldTool]:
         server = card.server
         digest = card_digest(card)
         drifts = {d.tool: d for d in compare(card, live_tools)}
@@ -155,6 +163,10 @@ class Quarantine:
     def reconcile(self, card: Card) -> list[HeldTool]:
         """Lift held tools of ``card``'s server that a newer card re-attests: it either holds
         exactly the live version the guard saw, or no longer holds the tool at all."""
+        with self._lock:
+            return self._reconcile(card)
+
+    def _reconcile(self, card: Card) -> list[HeldTool]:
         digest = card_digest(card)
         lifted = []
         for (server, tool), held in list(self._held.items()):

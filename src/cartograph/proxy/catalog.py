@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import os
+import threading
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -46,6 +47,7 @@ class CardCatalog:
         self._stamp: tuple[Any, ...] | None = None
         self.generation = 0  # bumped on every reload
         self._checked_at = 0.0
+        self._lock = threading.Lock()
         self.refresh()
 
     def _current_stamp(self) -> tuple[Any, ...]:
@@ -71,6 +73,12 @@ class CardCatalog:
         re-attestation takes effect within that time without costing every call a stat.
         """
         now = time.monotonic()
+        if self._stamp is not None and now - self._checked_at < REFRESH_INTERVAL:
+            return False
+        with self._lock:  # the event loop and discover's worker threads both refresh
+            return self._reload(now)
+
+    def _reload(self, now: float) -> bool:
         if self._stamp is not None and now - self._checked_at < REFRESH_INTERVAL:
             return False
         self._checked_at = now

@@ -168,3 +168,44 @@ def test_cards_import_cli_reports_and_exits_1_on_refusals(pair):
     assert "renamed clock -> peer-clock" in renamed.output
     listed = json.loads(run(here.root, "cards", "list", "--json").stdout)
     assert sorted(c["server"] for c in listed["cards"]) == ["clock", "peer-clock", "weather"]
+
+
+def test_the_source_operators_own_revocations_are_honoured_on_import(pair, tmp_path):
+    from cartograph.cards.keys import public_pem
+    from cartograph.cards.lifecycle import rotate_key
+    from cartograph.errors import KeyError_
+
+    here, peer = pair
+    old = load_key(peer)
+    trust_peer(here, peer)  # here trusts the peer's first key...
+    new = rotate_key(peer).new_key
+    pem = tmp_path / "peer-new.pub"
+    pem.write_bytes(public_pem(new.public_key))
+    trust_key(here, pem, name="peer-ops 2")  # ...and its second one
+    revoke_key(peer, old.key_id, reason="peer laptop stolen")
+    result = import_store(here, peer.root, rename_prefix="peer.")
+    assert result.imported == [] and result.renamed == {}
+    assert {f.kind for f in result.refused} == {"revoked"}
+    assert all("peer laptop stolen" in f.reason for f in result.refused)
+    listing = peer.trusted_dir / "revocations.json"
+    doc = json.loads(listing.read_text())
+    doc["revoked"] = []
+    listing.write_text(json.dumps(doc))
+    with pytest.raises(KeyError_, match="changed after signing"):
+        import_store(here, peer.root)
+
+
+def test_a_source_revocation_list_by_a_key_not_trusted_here_cannot_be_checked_and_is_ignored(
+    pair, caplog
+):
+    from cartograph.cards.lifecycle import rotate_key
+
+    here, peer = pair
+    old = load_key(peer)
+    trust_peer(here, peer)
+    rotate_key(peer)  # here does not know the new key
+    revoke_key(peer, "ed25519:0123456789abcdef")
+    result = import_store(here, peer.root, rename_prefix="peer.")
+    assert result.imported == ["weather"] and result.renamed == {"clock": "peer.clock"}
+    assert load_verified(here).cards["weather"].signature.key_id == old.key_id
+    assert "ignoring the source's revocation list" in caplog.text

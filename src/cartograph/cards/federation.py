@@ -87,6 +87,7 @@ def import_store(ws: Workspace, source: Path, *, rename_prefix: str | None = Non
     trust = TrustStore.for_workspace(ws)
     if trust.fault is not None:
         raise KeyError_(f"cannot import: {trust.fault}")
+    revoked_there = _source_revocations(source, trust)
     local = load_verified(ws, trust)
     taken_files = {p.name for p in ws.cards_dir.iterdir()} if ws.cards_dir.is_dir() else set()
     result = ImportResult(source)
@@ -108,6 +109,17 @@ def import_store(ws: Workspace, source: Path, *, rename_prefix: str | None = Non
         name = card.identity.server
         sig = card.signature
         assert sig is not None  # verify_stored refuses unsigned cards
+        if sig.key_id in revoked_there:
+            result.refused.append(
+                CardFailure(
+                    path,
+                    name,
+                    f"server {name!r} is signed by {sig.key_id}, which the source's own "
+                    f"revocation list revokes ({revoked_there[sig.key_id] or 'no reason given'})",
+                    "revoked",
+                )
+            )
+            continue
         here = local.cards.get(name)
         target = ws.card_path(name)
         if here is None and target.name in taken_files and name not in local.paths:
@@ -196,6 +208,29 @@ def import_store(ws: Workspace, source: Path, *, rename_prefix: str | None = Non
         "imported %d card(s) from %s, refused %d", len(result.imported), source, len(result.refused)
     )
     return result
+
+
+def _source_revocations(source: Path, trust: TrustStore) -> dict[str, str]:
+    """Key ids the source workspace's own revocation list revokes (id -> reason).
+
+    Applied to this import only. A list signed by a key not trusted here cannot be checked
+    and is ignored (logged); a list by a trusted key that does not verify stops the import.
+    """
+    path = source / "keys" / "trusted" / "revocations.json"
+    if not path.is_file():
+        return {}
+    from cartograph.cards.revocation import read_revocations
+
+    try:
+        _, entries, _ = read_revocations(path, trust, peer=True)
+    except TrustError as exc:
+        if exc.kind != "unknown":
+            raise KeyError_(f"cannot import: {exc}") from exc
+        logger.warning("ignoring the source's revocation list: %s", exc)
+        return {}
+    except CartographError as exc:
+        raise KeyError_(f"cannot import: the source's revocation list is not valid: {exc}") from exc
+    return {r.key_id: r.reason for r in entries}
 
 
 def _signer(trust: TrustStore, key_id: str) -> str:

@@ -31,7 +31,7 @@ from cartograph.cards.trust import (
     read_trust_doc,
     write_trust_doc,
 )
-from cartograph.errors import CartographError, KeyError_, UsageError
+from cartograph.errors import CartographError, KeyError_, TrustError, UsageError
 from cartograph.workspace import Workspace
 
 logger = logging.getLogger(__name__)
@@ -81,10 +81,14 @@ def _set_anchor(ws: Workspace, serial: int) -> None:
     write_trust_doc(ws, doc)
 
 
-def read_revocations(path: Path, store: TrustStore) -> tuple[int, list[Revocation], str]:
+def read_revocations(
+    path: Path, store: TrustStore, *, peer: bool = False
+) -> tuple[int, list[Revocation], str]:
     """Serial, entries and signer of a revocation list that verifies under ``store``.
 
-    Raises :class:`CartographError` naming the file and what is wrong with it.
+    The signer must be one of this workspace's operator keys, or with ``peer`` (another
+    operator's list, read on import) any key trusted here. Raises :class:`CartographError`
+    naming the file and what is wrong with it (:class:`TrustError` when the signer is unknown).
     """
     try:
         doc = json.loads(path.read_text(encoding="utf-8"))
@@ -101,7 +105,11 @@ def read_revocations(path: Path, store: TrustStore) -> tuple[int, list[Revocatio
     if payload.get("format") != REVOCATION_FORMAT:
         raise KeyError_(f"{path}: not a {REVOCATION_FORMAT} document")
     entry = store.entry(signer)
-    if entry is None or entry.origin != "operator":
+    if peer and entry is None:
+        raise TrustError(
+            f"{path}: signed by {signer}, a key not trusted here", kind="unknown", key_id=signer
+        )
+    if entry is None or (entry.origin != "operator" and not peer):
         raise KeyError_(
             f"{path}: signed by {signer}, which is not one of this workspace's operator keys"
         )

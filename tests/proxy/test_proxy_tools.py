@@ -112,3 +112,15 @@ async def test_discover_and_status_texts_are_compact_json(env: Env) -> None:
         result = await client.call_tool("discover", {"task": "echo some text"})
     raw = text(result)
     assert json.loads(raw) and ", " not in raw[:50] and "\n" not in raw
+
+
+async def test_call_arguments_sent_as_a_json_string_are_accepted(env: Env) -> None:
+    async with connected(env.proxy()) as client:
+        as_string = await client.call_tool(
+            "call", {"server": "crashy", "tool": "hello", "arguments": '{"name": "str"}'}
+        )
+        not_json = await client.call_tool(
+            "call", {"server": "crashy", "tool": "hello", "arguments": "name=str"}
+        )
+    assert text(as_string).startswith("hello str")
+    assert not_json.isError and "arguments: 'name=str' is not of type 'object'" in text(not_json)

@@ -115,6 +115,7 @@ def build_server(proxy: Proxy) -> Server[Any, Any]:
     # compiles each of the three schemas once.
     @server.call_tool(validate_input=False)
     async def call_tool(name: str, arguments: dict[str, Any]) -> types.CallToolResult:
+        arguments = _lenient(name, arguments)
         problems = _check_input(name, arguments)
         if problems:
             return _error(f"{name}: invalid input: {'; '.join(problems)}")
@@ -142,6 +143,19 @@ def build_server(proxy: Proxy) -> Server[Any, Any]:
 
 
 _VALIDATORS = {tool.name: jsonschema.Draft202012Validator(tool.inputSchema) for tool in TOOLS}
+
+
+def _lenient(name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    """Agents often send call's ``arguments`` as a JSON string; accept it when it is an object."""
+    inner = arguments.get("arguments")
+    if name == "call" and isinstance(inner, str):
+        try:
+            parsed = json.loads(inner or "{}")
+        except ValueError:
+            return arguments
+        if isinstance(parsed, dict):
+            return {**arguments, "arguments": parsed}
+    return arguments
 
 
 def _check_input(name: str, arguments: dict[str, Any]) -> list[str]:

@@ -369,3 +369,29 @@ def test_libsodium_and_openssl_agree_on_every_verdict():
             else:
                 with pytest.raises(InvalidSignature):
                     verifier.verify(signature, signed)
+
+
+def test_proxy_status_names_the_card_left_out_and_the_revoked_key(ws, tmp_path):
+    import anyio
+
+    from cartograph.config import load_config
+    from cartograph.gateway.connector import fleet_connector
+    from cartograph.proxy.core import Proxy, ProxySettings
+    from cartograph.proxy.status import build_status
+
+    trust_key(ws, peer_pem(tmp_path), name="acme")
+    write_card(ws, sign_card(make_card("mine"), own_key(ws)))
+    write_card(ws, sign_card(make_card("theirs"), OTHER_KEY, signed_at=PAST))
+    revoke_key(ws, OTHER_KEY.key_id, reason="compromised")
+    config = tmp_path / "mcp.json"
+    config.write_text('{"mcpServers": {}}')
+    proxy = Proxy(ws, fleet_connector(load_config(config)), ProxySettings(), configured=set())
+
+    async def status():
+        return build_status(proxy)
+
+    out = anyio.run(status)
+    assert [s["server"] for s in out["servers"]] == ["mine"]
+    [rejected] = out["cards_rejected"]
+    assert rejected["file"] == "theirs.card.json"
+    assert OTHER_KEY.key_id in rejected["reason"] and "revoked" in rejected["reason"]

@@ -27,7 +27,7 @@ from typing import Any
 from cryptography.exceptions import InvalidSignature
 
 from cartograph.cards.canonical import canonical
-from cartograph.cards.keys import OperatorKey, b64, load_key, unb64
+from cartograph.cards.keys import OperatorKey, b64, load_key, parse_time, unb64
 from cartograph.cards.model import Card
 from cartograph.cards.seal import verify_stored
 from cartograph.cards.store import (
@@ -87,127 +87,142 @@ def import_store(ws: Workspace, source: Path, *, rename_prefix: str | None = Non
     trust = TrustStore.for_workspace(ws)
     if trust.fault is not None:
         raise KeyError_(f"cannot import: {trust.fault}")
-    revoked_there = _source_revocations(source, trust)
-    local = load_verified(ws, trust)
-    taken_files = {p.name for p in ws.cards_dir.iterdir()} if ws.cards_dir.is_dir() else set()
-    result = ImportResult(source)
-    key: OperatorKey | None = None
+    run = _Import(
+        ws, trust, rename_prefix, _source_revocations(source, trust), ImportResult(source)
+    )
     for path in sorted(p for p in src.iterdir() if p.name.endswith(CARD_SUFFIX)):
-        try:
-            raw = _read_bytes(path)
-            card = _validate_bytes(raw, source=str(path))
-            verify_stored(raw, trust, source=str(path))
-        except TrustError as exc:
-            result.refused.append(CardFailure(path, None, str(exc), exc.kind))
-            continue
-        except VerificationError as exc:
-            result.refused.append(CardFailure(path, None, str(exc), "signature"))
-            continue
-        except CartographError as exc:
-            result.refused.append(CardFailure(path, None, str(exc), "malformed"))
-            continue
-        name = card.identity.server
-        sig = card.signature
-        assert sig is not None  # verify_stored refuses unsigned cards
-        if sig.key_id in revoked_there:
-            result.refused.append(
-                CardFailure(
-                    path,
-                    name,
-                    f"server {name!r} is signed by {sig.key_id}, which the source's own "
-                    f"revocation list revokes ({revoked_there[sig.key_id] or 'no reason given'})",
-                    "revoked",
-                )
-            )
-            continue
-        here = local.cards.get(name)
-        target = ws.card_path(name)
-        if here is None and target.name in taken_files and name not in local.paths:
-            result.refused.append(
-                CardFailure(
-                    path,
-                    name,
-                    f"{target} exists here and does not verify; fix or remove it "
-                    "(`cartograph cards verify` says why) before importing over it",
-                    "clash",
-                )
-            )
-            continue
-        if here is not None and here.signature is not None:
-            if here.signature.value == sig.value:
-                result.unchanged.append(name)
-                continue
-            if here.signature.key_id == sig.key_id and local.paths[name] == target:
-                if sig.signed_at < here.signature.signed_at:
-                    result.refused.append(
-                        CardFailure(
-                            path,
-                            name,
-                            f"server {name!r}: the card here, by the same key {sig.key_id}, "
-                            f"is newer ({here.signature.signed_at} > {sig.signed_at})",
-                            "older",
-                        )
-                    )
-                    continue
-                _write_atomic(target, raw)
-                result.updated.append(name)
-                continue
-            if rename_prefix is None:
-                result.refused.append(
-                    CardFailure(
-                        path,
-                        name,
-                        f"server {name!r} clashes: the card here is signed by "
-                        f"{here.signature.key_id}, the imported one by {sig.key_id} "
-                        f"({_signer(trust, sig.key_id)}); not merged. Import with --rename PREFIX "
-                        "to keep both (the import becomes PREFIX+name), or remove one",
-                        "clash",
-                    )
-                )
-                continue
-            alias = rename_prefix + name
-            target = ws.card_path(alias)
-            before = local.cards.get(alias)
-            if before is not None and before.signature is not None:
-                if before.signature.value == sig.value:
-                    result.unchanged.append(alias)
-                    continue
-                if (
-                    before.signature.key_id == sig.key_id
-                    and local.paths[alias] == target
-                    and sig.signed_at >= before.signature.signed_at
-                ):
-                    key = key or load_key(ws)
-                    _write_atomic(target, raw)
-                    write_alias(target, card, alias, key)
-                    result.updated.append(alias)
-                    continue
-            if alias in local.cards or target.name in taken_files:
-                result.refused.append(
-                    CardFailure(
-                        path,
-                        name,
-                        f"server {name!r} clashes and {alias!r} is taken too; choose "
-                        "another --rename prefix",
-                        "clash",
-                    )
-                )
-                continue
-            key = key or load_key(ws)
-            _write_atomic(target, raw)
-            write_alias(target, card, alias, key)
-            taken_files.add(target.name)
-            result.renamed[name] = alias
-            continue
-        _write_atomic(target, raw)
-        taken_files.add(target.name)
-        local.cards[name] = card
-        local.paths[name] = target
-        result.imported.append(name)
+        run.one(path)
+    result = run.result
     logger.info(
         "imported %d card(s) from %s, refused %d", len(result.imported), source, len(result.refused)
     )
     return result
+
+
+class _Import:
+    """One ``cards import`` run: the local store as it grows, and what happened to each card."""
+
+    def __init__(
+        self,
+        ws: Workspace,
+        trust: TrustStore,
+        prefix: str | None,
+        revoked_there: dict[str, str],
+        result: ImportResult,
+    ) -> None:
+        self.ws, self.trust, self.prefix, self.result = ws, trust, prefix, result
+        self.revoked_there = revoked_there
+        self.local = load_verified(ws, trust)
+        self.taken = {p.name for p in ws.cards_dir.iterdir()} if ws.cards_dir.is_dir() else set()
+        self._key: OperatorKey | None = None
+
+    def refuse(self, path: Path, server: str | None, reason: str, kind: str) -> None:
+        self.result.refused.append(CardFailure(path, server, reason, kind))
+
+    def one(self, path: Path) -> None:
+        try:
+            raw = _read_bytes(path)
+            card = _validate_bytes(raw, source=str(path))
+            verify_stored(raw, self.trust, source=str(path))
+        except TrustError as exc:
+            return self.refuse(path, None, str(exc), exc.kind)
+        except VerificationError as exc:
+            return self.refuse(path, None, str(exc), "signature")
+        except CartographError as exc:
+            return self.refuse(path, None, str(exc), "malformed")
+        name, sig = card.identity.server, card.signature
+        if sig is None:  # verify_stored refuses unsigned cards; this keeps the types honest
+            return None
+        if sig.key_id in self.revoked_there:
+            why = self.revoked_there[sig.key_id] or "no reason given"
+            return self.refuse(
+                path,
+                name,
+                f"server {name!r} is signed by {sig.key_id}, which "
+                f"the source's own revocation list revokes ({why})",
+                "revoked",
+            )
+        here = self.local.cards.get(name)
+        if here is None or here.signature is None:
+            if self.ws.card_path(name).name in self.taken:
+                return self.refuse(
+                    path,
+                    name,
+                    f"{self.ws.card_path(name)} exists here and does "
+                    "not verify; fix or remove it (`cartograph cards verify` says "
+                    "why) before importing over it",
+                    "clash",
+                )
+            self.write(name, card, raw, alias=False)
+            self.result.imported.append(name)
+            return None
+        if self.same_or_update(path, name, card, raw):
+            return None
+        if self.prefix is None:
+            return self.refuse(
+                path,
+                name,
+                f"server {name!r} clashes: the card here is signed by "
+                f"{here.signature.key_id}, the imported one by {sig.key_id} "
+                f"({_signer(self.trust, sig.key_id)}); not merged. Import with "
+                "--rename PREFIX to keep both (the import becomes PREFIX+name), "
+                "or remove one",
+                "clash",
+            )
+        alias = self.prefix + name
+        if alias in self.local.cards and self.same_or_update(path, alias, card, raw):
+            return None
+        if alias in self.local.cards or self.ws.card_path(alias).name in self.taken:
+            return self.refuse(
+                path,
+                name,
+                f"server {name!r} clashes and {alias!r} is taken too; "
+                "choose another --rename prefix",
+                "clash",
+            )
+        self.write(alias, card, raw, alias=True)
+        self.result.renamed[name] = alias
+        return None
+
+    def same_or_update(self, path: Path, name: str, card: Card, raw: bytes) -> bool:
+        """Settle a card whose (new) name is taken by the same signer's card; False otherwise."""
+        here, sig = self.local.cards[name], card.signature
+        if here.signature is None or sig is None:
+            return False
+        if here.signature.value == sig.value:
+            self.result.unchanged.append(name)
+            return True
+        if here.signature.key_id != sig.key_id or self.local.paths[name] != self.ws.card_path(name):
+            return False
+        if _when(sig.signed_at) < _when(here.signature.signed_at):
+            self.refuse(
+                path,
+                name,
+                f"server {name!r}: the card here, by the same key "
+                f"{sig.key_id}, is newer ({here.signature.signed_at} > {sig.signed_at})",
+                "older",
+            )
+            return True
+        self.write(name, card, raw, alias=name != card.identity.server)
+        self.result.updated.append(name)
+        return True
+
+    def write(self, name: str, card: Card, raw: bytes, *, alias: bool) -> None:
+        target = self.ws.card_path(name)
+        _write_atomic(target, raw)
+        if alias:
+            self._key = self._key or load_key(self.ws)
+            write_alias(target, card, name, self._key)
+        self.taken.add(target.name)
+        self.local.cards[name] = card
+        self.local.paths[name] = target
+
+
+def _when(stamp: str) -> float:
+    try:
+        return parse_time(stamp).timestamp()
+    except ValueError:
+        return float("-inf")
 
 
 def _source_revocations(source: Path, trust: TrustStore) -> dict[str, str]:
@@ -240,7 +255,8 @@ def _signer(trust: TrustStore, key_id: str) -> str:
 
 def write_alias(card_path: Path, card: Card, alias: str, key: OperatorKey) -> Path:
     """Sign and write the alias record that renames ``card`` to ``alias`` here."""
-    assert card.signature is not None
+    if card.signature is None:
+        raise VerificationError(f"card {card.identity.server!r} is unsigned; nothing to alias")
     doc: dict[str, Any] = {
         "format": ALIAS_FORMAT,
         "server": alias,

@@ -24,7 +24,7 @@ from cartograph.cards.model import Card
 from cartograph.cards.seal import TrustStore, sealed_bytes, sign_card, verify_stored, verify_texts
 from cartograph.errors import CardError, CartographError
 from cartograph.upstream.snapshot import utc_now
-from cartograph.workspace import Workspace, safe_file_name
+from cartograph.workspace import Workspace
 
 CARD_SUFFIX = ".card.json"
 ALIAS_SUFFIX = ".alias.json"
@@ -255,8 +255,3 @@ def resign_store(ws: Workspace, key: OperatorKey, *, include_peers: bool = False
         _alias_file(path).unlink(missing_ok=True)  # the card now carries its own name
         result.resigned.append(server)
     return result
-
-
-def safe_card_name(server: str) -> str:
-    """The file name a card for ``server`` is stored under."""
-    return safe_file_name(server) + CARD_SUFFIX

@@ -118,13 +118,13 @@ class GeneratorError(CardError):
         super().__init__(f"{where}: {message}")
 
 
-class KeyError_(CartographError):  # noqa: N801 - the builtin name is taken
+class KeyError_(CartographError):  # the builtin name is taken
     """The operator key is missing or unreadable."""
 
     exit_code = 2
 
 
-class IndexError_(CartographError):  # noqa: N801 - the builtin name is taken
+class IndexError_(CartographError):  # the builtin name is taken
     """The retrieval index is missing, stale or tampered."""
 
 

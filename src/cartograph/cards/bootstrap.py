@@ -20,8 +20,15 @@ from jsonschema.validators import Draft202012Validator, validator_for
 from referencing.exceptions import Unresolvable
 
 from cartograph.cards.canonical import sha256_json, sha256_text
-from cartograph.cards.gen_server import capability_text, product_of
-from cartograph.cards.gen_tool import ToolDraft, compose_tool, distinguish
+from cartograph.cards.gen_lexicon import cjk_gloss
+from cartograph.cards.gen_server import Product, capability_text, product_of
+from cartograph.cards.gen_tool import (
+    ToolDraft,
+    compose_tool,
+    distinguish,
+    publisher_grams,
+    shares_run,
+)
 from cartograph.cards.model import (
     Capability,
     Card,
@@ -30,7 +37,7 @@ from cartograph.cards.model import (
     ToolEntry,
     ToolExample,
 )
-from cartograph.cards.text import Dropped
+from cartograph.cards.text import Dropped, content_words, filter_directives, is_cjk
 from cartograph.upstream.snapshot import ServerSnapshot, Snapshot
 
 logger = logging.getLogger(__name__)
@@ -104,9 +111,18 @@ def generate_card(
     if distinguish_from:
         summaries = _contrasted(server, drafts, summaries, distinguish_from)
 
-    cap_summary, cap_usage, domains = capability_text(
-        product, [d.facts for d in drafts], [ex[0] for d in drafts[:3] for ex in d.examples[:1]]
-    )
+    about, instr_dropped = _instruction_hints(server, product)
+    if instr_dropped:
+        server_warnings.append(
+            f"dropped {instr_dropped} model-directed segment(s) of the server instructions"
+        )
+    tasks = [ex[0] for d in drafts[:3] for ex in d.examples[:1]]
+    facts = [d.facts for d in drafts]
+    grams = publisher_grams([server.instructions or ""])
+    for hints in (about, sorted(about), []):
+        cap_summary, cap_usage, domains = capability_text(product, facts, tasks, hints)
+        if not shares_run(grams, f"{cap_summary} {cap_usage}"):
+            break
     entries: list[ToolEntry] = []
     reports: list[ToolReport] = []
     for tool, draft, summary in zip(server.tools, drafts, summaries, strict=True):
@@ -191,6 +207,16 @@ def _publisher(server: ServerSnapshot) -> str | None:
 def _info_str(server: ServerSnapshot, key: str) -> str | None:
     value = (server.server_info or {}).get(key)
     return value if isinstance(value, str) and value else None
+
+
+def _instruction_hints(server: ServerSnapshot, product: Product) -> tuple[list[str], int]:
+    """Salient words of the server's own instructions (model-directed parts dropped), and how
+    many segments were dropped."""
+    filtered = filter_directives(server.instructions)
+    words = content_words(filtered.kept, exclude=product.words, limit=12)
+    if is_cjk(filtered.kept):
+        words = list(dict.fromkeys([*words, *cjk_gloss(filtered.kept)]))[:12]
+    return words, len(filtered.dropped)
 
 
 def _dup_index(tools: list[dict[str, Any]], i: int) -> int:

@@ -106,9 +106,13 @@ class ToolFacts:
 
 
 def capability_text(
-    product: Product, facts: list[ToolFacts], sample_tasks: list[str]
+    product: Product,
+    facts: list[ToolFacts],
+    sample_tasks: list[str],
+    about: list[str] | None = None,
 ) -> tuple[str, str, list[str]]:
-    """(summary, usage, domains) for the whole server."""
+    """(summary, usage, domains) for the whole server; ``about``: hint words from the server's
+    own instructions, already filtered."""
     verbs = Counter(f.verb for f in facts if f.verb)
     objects: Counter[str] = Counter()
     for f in facts:
@@ -139,6 +143,8 @@ def capability_text(
         if modes.get("destructive"):
             counts += f" ({modes['destructive']} destructive)"
     usage = f"Use it for tasks in {product.display}. {counts}."
+    if about:
+        usage += f" About the server: {', '.join(about)}."
     if sample_tasks:
         usage += " For example: " + "; ".join(sample_tasks[:3]) + "."
     return summary, usage, domains

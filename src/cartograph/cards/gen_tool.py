@@ -97,7 +97,7 @@ def compose_tool(tool: dict[str, Any], product: Product) -> ToolDraft:
         gloss = cjk_gloss(filtered.kept + " " + " ".join(param_text))
         segments = cjk_segments(filtered.kept)[:8]
     mode = tool_mode(tool, verb)
-    sources = _grams([tokenise(description), *(tokenise(p.description) for p in params)])
+    sources = publisher_grams([description, *(p.description for p in params)])
 
     s_hints = list(dict.fromkeys([*hint_words, *gloss]))[:_SUMMARY_HINTS]
     summary = _guarded(
@@ -217,21 +217,27 @@ def _verbish(word: str) -> bool:
     return verb_of(word) is not None
 
 
-def _grams(sources: Sequence[Sequence[str]]) -> frozenset[tuple[str, ...]]:
+def publisher_grams(texts: Sequence[str]) -> frozenset[tuple[str, ...]]:
     """Every run of :data:`MAX_SHARED_RUN` words in the publisher's texts."""
     n = MAX_SHARED_RUN
+    sources = [tokenise(t) for t in texts]
     return frozenset(tuple(s[i : i + n]) for s in sources for i in range(len(s) - n + 1))
+
+
+def shares_run(grams: frozenset[tuple[str, ...]], text: str) -> bool:
+    """Whether ``text`` contains one of the publisher's word runs."""
+    n = MAX_SHARED_RUN
+    words = tokenise(text)
+    return any(tuple(words[i : i + n]) in grams for i in range(len(words) - n + 1))
 
 
 def _guarded(grams: frozenset[tuple[str, ...]], *candidates: Callable[[], str]) -> str:
     """The first candidate text that shares no word run with the publisher's text; else the
     last one (the most terse)."""
-    n = MAX_SHARED_RUN
     text = ""
     for build in candidates:
         text = build()
-        words = tokenise(text)
-        if not any(tuple(words[i : i + n]) in grams for i in range(len(words) - n + 1)):
+        if not shares_run(grams, text):
             return text
     return text
 

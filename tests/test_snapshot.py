@@ -47,7 +47,7 @@ def test_tool_without_name_is_rejected(tmp_path):
 def test_jsonl_line_errors_name_the_line(tmp_path):
     path = tmp_path / "tools.jsonl"
     path.write_text('{"server": "s", "tool": "t"}\n{"server": "s"}\n')
-    with pytest.raises(SnapshotError, match="tools.jsonl:2"):
+    with pytest.raises(SnapshotError, match=r"tools\.jsonl:2"):
         load_snapshot(path)
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 
 from cardkit import FIXED_KEY, make_card
@@ -86,10 +87,8 @@ json_values = st.recursive(
 @settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow], deadline=None)
 @given(st.one_of(st.text(), json_values.map(json.dumps)))
 def test_card_parser_raises_only_card_errors(text):
-    try:
+    with contextlib.suppress(CardError):  # any other exception fails the test
         parse_card(text, source="fuzz.card.json")
-    except CardError:
-        pass
 
 
 @settings(max_examples=200, deadline=None)
@@ -109,7 +108,5 @@ def test_mutated_real_card_never_crashes_the_loader(data):
     from cartograph.cards.seal import verify_card
     from cartograph.errors import VerificationError
 
-    try:
+    with contextlib.suppress(VerificationError):  # any other exception fails the test
         verify_card(card, trusted())
-    except VerificationError:
-        pass

@@ -62,7 +62,9 @@ def free_port() -> int:
 
 
 @contextlib.contextmanager
-def running_llm_server(install: LLMInstall, log: Path, *, n_ctx: int = 2048) -> Iterator[LLMServer]:
+def running_llm_server(
+    install: LLMInstall, log: Path, *, n_ctx: int = 2048, n_threads: int = 1
+) -> Iterator[LLMServer]:
     """The model server, up and answering, for the duration of the ``with`` block."""
     port = free_port()
     cmd = [
@@ -72,7 +74,7 @@ def running_llm_server(install: LLMInstall, log: Path, *, n_ctx: int = 2048) -> 
         "--host", "127.0.0.1",
         "--port", str(port),
         "--n_ctx", str(n_ctx),
-        "--n_threads", "2",
+        "--n_threads", str(n_threads),
         "--verbose", "False",
     ]
     with log.open("wb") as out:

@@ -29,7 +29,6 @@ from cartograph.cards.gen_schema import example_arguments
 from cartograph.cards.llm_cache import CacheKey, LLMCache
 from cartograph.cards.llm_client import ChatClient, EndpointUnreachable, LLMSettings
 from cartograph.cards.llm_prompt import (
-    ANSWER_SCHEMA,
     PROMPT_VERSION,
     AnswerRejected,
     ToolHint,
@@ -38,6 +37,7 @@ from cartograph.cards.llm_prompt import (
     parse_answer,
     summary_key,
     tool_hint,
+    wire_schema,
 )
 from cartograph.cards.model import Provenance, ToolEntry, ToolExample
 from cartograph.cards.text import identifier_phrase
@@ -267,7 +267,7 @@ class _Job:
             async with self.limiter:
                 try:
                     reply = await self.client.complete(
-                        messages, ANSWER_SCHEMA, server=server, tool=hint.name
+                        messages, wire_schema(), server=server, tool=hint.name
                     )
                 except EndpointUnreachable as exc:
                     self.unreachable = exc.reason

@@ -4,8 +4,9 @@ Owns :class:`LLMSettings` (read from the ``llm`` block of ``<home>/config.json``
 overrides) and :class:`ChatClient`, an async client for any OpenAI-compatible
 ``POST {base_url}/chat/completions`` endpoint. Every request asks for temperature 0 and a fixed
 seed, and for structured JSON output: ``response_format`` ``json_schema`` first; a server that
-refuses it with a 4xx is asked again with ``json_object`` and then with no ``response_format``
-(the answer is validated by the generator either way). HTTP and transport failures become
+refuses it (a 4xx, or a 5xx naming ``response_format``, as llama-cpp-python answers) is asked
+again with ``json_object`` and then with no ``response_format`` (the answer is validated by the
+generator either way). HTTP and transport failures become
 :class:`~cartograph.errors.GeneratorError`. The API key is read from the environment variable the
 settings NAME; the key itself is never stored, logged or put in an error message.
 """
@@ -183,7 +184,8 @@ class ChatClient:
                 "max_tokens": self.settings.max_tokens,
                 "stream": False,
             }
-            fmt = _response_format(self._format, schema)
+            mode = self._format
+            fmt = _response_format(mode, schema)
             if fmt is not None:
                 body["response_format"] = fmt
             try:
@@ -201,7 +203,7 @@ class ChatClient:
                     f"LLM endpoint {self.settings.base_url} failed: {type(exc).__name__}: {exc}",
                     tool=tool,
                 ) from exc
-            if 400 <= response.status_code < 500 and fmt is not None and self._downgrade(response):
+            if fmt is not None and _refused_format(response) and self._downgrade(mode, response):
                 continue
             if response.status_code != 200:
                 raise GeneratorError(
@@ -212,23 +214,29 @@ class ChatClient:
                 )
             return _parse_reply(response, server=server, tool=tool)
 
-    def _downgrade(self, response: httpx.Response) -> bool:
-        """Step down one structured-output mode after a 4xx; False when none is left."""
-        if response.status_code in (401, 403, 404):
-            return False
+    def _downgrade(self, mode: str, response: httpx.Response) -> bool:
+        """Step down from ``mode`` after a refusal; False when no plainer mode is left.
+
+        Concurrent requests refused in the same mode step down once, not once each."""
+        if self._format != mode:
+            return True  # another request already stepped down: retry with the current mode
         order = list(RESPONSE_FORMATS)
-        i = order.index(self._format)
+        i = order.index(mode)
         if i + 1 >= len(order):
             return False
-        logger.info(
-            "LLM endpoint refused response_format %s (HTTP %d: %.200s); trying %s",
-            self._format,
-            response.status_code,
-            response.text,
-            order[i + 1],
-        )
+        logger.info("LLM endpoint refused response_format %s (HTTP %d: %.200s); trying %s",
+                    mode, response.status_code, response.text, order[i + 1])
         self._format = order[i + 1]
         return True
+
+
+def _refused_format(response: httpx.Response) -> bool:
+    """A 4xx, or a 5xx that names response_format (llama-cpp-python answers 500 to a request
+    body it cannot validate): the request may go through with a plainer structured mode."""
+    code = response.status_code
+    if code in (401, 403, 404) or code < 400:
+        return False
+    return code < 500 or "response_format" in response.text
 
 
 def _response_format(mode: str, schema: dict[str, Any]) -> dict[str, Any] | None:

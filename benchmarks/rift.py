@@ -70,13 +70,16 @@ def load_corpus(name: str) -> Snapshot:
 
 
 def build_index(
-    name: str, cards: dict[str, Card], spec: str | None, cache: Path
+    name: str, cards: dict[str, Card], spec: str | None, cache: Path, reuse: bool = False
 ) -> tuple[ToolIndex, float, bool]:
     embedder = load_embedder(spec)
     digest = card_digest(cards)
     where = cache / f"{name}-{embedder.name}"
     try:
         if read_manifest(where)["card_digest"] == digest:
+            return ToolIndex.load(where, embedder), 0.0, True
+        if reuse:
+            print(f"# {name}: reusing cached vectors of an EARLIER card set (--reuse-index)")
             return ToolIndex.load(where, embedder), 0.0, True
     except Exception:  # any unreadable cache is rebuilt
         pass
@@ -222,6 +225,12 @@ def main() -> None:
     ap.add_argument("--embedder", default=None, help="embedder spec (default: the product default)")
     ap.add_argument("--cache", type=Path, default=Path("/tmp/cartograph-bench/rift"))
     ap.add_argument(
+        "--reuse-index",
+        action="store_true",
+        help="use a cached index even when the generator has changed the cards since (vectors "
+        "then come from the earlier cards; summaries and schemas from the current ones)",
+    )
+    ap.add_argument(
         "--json", type=Path, default=None, help="write the rows (and full reports) here"
     )
     ap.add_argument(
@@ -249,7 +258,9 @@ def main() -> None:
         generated = generate_cards(snap, created_at="2026-11-30T00:00:00Z")
         cards = {n: g.card for n, g in generated.items()}
         gen_s = time.perf_counter() - t0
-        index, embed_s, cached = build_index(name, cards, args.embedder, args.cache)
+        index, embed_s, cached = build_index(
+            name, cards, args.embedder, args.cache, args.reuse_index
+        )
         lexical = [d.lexical for d in index.documents]
         tools = tools_from_cards(cards, index.tool_ids, lexical)
         vectors = np.asarray(index.tool_vectors, dtype=np.float32)

@@ -181,6 +181,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--max-tools", type=int, default=200, help="tools per data set (0 = all)")
     ap.add_argument("--llm-url")
     ap.add_argument("--llm-model", default="smollm2-135m")
+    ap.add_argument("--attempts", type=int, default=2, help="model tries per tool")
+    ap.add_argument("--max-tokens", type=int, default=200, help="completion budget per answer")
     ap.add_argument("--embedder", default="minilm-int8")
     ap.add_argument("--cache", type=Path, default=REPO / "benchmarks" / "results" / "llm-cache")
     ap.add_argument("--out", type=Path, default=REPO / "benchmarks" / "results" / "regimes.json")
@@ -201,7 +203,8 @@ def main(argv: list[str] | None = None) -> int:
         server = server_ctx.__enter__()
         url, args.llm_model = server.base_url, server.model
     settings = LLMSettings(base_url=url, model=args.llm_model, allow_fallback=True,
-                           concurrency=1).validate()
+                           concurrency=1, max_attempts=args.attempts,
+                           max_tokens=args.max_tokens).validate()
     embedder = load_embedder(args.embedder)
     results: dict[str, Any] = {"embedder": args.embedder, "model": args.llm_model,
                                "max_tools": args.max_tools, "machine": f"{os.cpu_count()} cores"}

@@ -303,7 +303,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
 
 async def load_run(serve: list[str], payload: dict[str, Any], seconds: float, clients: int):
     proc = subprocess.Popen(
-        [CARTOGRAPH, *serve, "--transport", "http", "--port", "0"],
+        [CARTOGRAPH, *serve, "--transport", "http", "--insecure-open", "--port", "0"],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         text=True,

@@ -18,10 +18,14 @@ errors are mapped to these in one place per layer with ``raise ... from exc``.
     ├── KeyError_                  operator key missing or unreadable
     ├── IndexError_                the retrieval index is missing, stale or tampered
     ├── EmbedderError              an embedding backend failed to load or answer
-    └── GatewayError               a call could not be routed
-        ├── ToolNotFound           no signed card holds that tool
-        ├── ToolQuarantined        the drift guard holds the tool back
-        └── ArgumentsInvalid       arguments do not match the input schema
+    ├── GatewayError               a call could not be routed
+    │   ├── ToolNotFound           no signed card holds that tool
+    │   ├── ToolQuarantined        the drift guard holds the tool back
+    │   └── ArgumentsInvalid       arguments do not match the input schema
+    └── AccessError                access control refused a request
+        ├── AuthError              missing, wrong, expired or revoked credentials (HTTP 401)
+        ├── AccessDenied           the client's policy does not allow that server or tool
+        └── RateLimited            the client is over its rate or concurrency limit ("retry")
 """
 
 from __future__ import annotations
@@ -149,4 +153,28 @@ class ArgumentsInvalid(GatewayError):
 
     def __init__(self, message: str, problems: list[str]) -> None:
         self.problems = problems
+        super().__init__(message)
+
+
+class AccessError(CartographError):
+    """Access control refused a request."""
+
+
+class AuthError(AccessError):
+    """Credentials are missing, wrong, expired or revoked (``code`` is the RFC 6750 error)."""
+
+    def __init__(self, message: str, *, code: str = "invalid_token") -> None:
+        self.code = code
+        super().__init__(message)
+
+
+class AccessDenied(AccessError):
+    """The client's policy does not allow this server or tool."""
+
+
+class RateLimited(AccessError):
+    """The client is over its rate or concurrency limit; ``retry_after`` is in seconds."""
+
+    def __init__(self, message: str, *, retry_after: float) -> None:
+        self.retry_after = retry_after
         super().__init__(message)

@@ -66,6 +66,7 @@ def http_proxy(env: Env) -> Iterator[str]:
             "serve",
             "--transport",
             "http",
+            "--insecure-open",
             "--port",
             "0",
             "--config",

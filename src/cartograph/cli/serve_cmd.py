@@ -1,6 +1,8 @@
 """`cartograph serve`: run the proxy (discover / status / call) over stdio or streamable HTTP.
 
-Nothing but MCP goes to stdout (it carries the stdio transport); logs go to stderr.
+Nothing but MCP goes to stdout (it carries the stdio transport); logs go to stderr. Over HTTP
+every request needs an API key or a JWT unless ``--insecure-open`` (loopback only) is given;
+over stdio the client runs under the policy named by ``--client`` or ``--policy``.
 """
 
 from __future__ import annotations
@@ -11,13 +13,21 @@ from pathlib import Path
 import anyio
 import click
 
+from cartograph.access import (
+    ALLOW_ALL,
+    Caller,
+    ClientStore,
+    JwtSettings,
+    http_access,
+    load_policy,
+)
 from cartograph.cli.common import AppContext, handle_errors, pass_app
 from cartograph.config import load_config
-from cartograph.errors import ConfigError
+from cartograph.errors import ConfigError, UsageError
 from cartograph.gateway.base import Limits
 from cartograph.gateway.connector import fleet_connector
 from cartograph.proxy.core import MODES, Proxy, ProxySettings
-from cartograph.proxy.server import serve_http, serve_stdio
+from cartograph.proxy.server import bind_socket, serve_http, serve_stdio
 from cartograph.workspace import read_settings
 
 
@@ -63,6 +73,38 @@ from cartograph.workspace import read_settings
     "--max-in-flight", type=int, default=8, show_default=True, help="Calls at once per session."
 )
 @click.option("--method", default=None, help="Ranking method (default: the index's default).")
+@click.option(
+    "--insecure-open",
+    is_flag=True,
+    help="HTTP without authentication (loopback hosts only; for local development).",
+)
+@click.option(
+    "--client",
+    "client_name",
+    metavar="NAME",
+    help="stdio: run as registered client NAME, under its policy and limits.",
+)
+@click.option(
+    "--policy",
+    "policy_file",
+    type=click.Path(dir_okay=False),
+    help="Policy JSON: for the stdio client, for --insecure-open, or for JWT clients that are "
+    "not registered by name.",
+)
+@click.option("--auth-issuer", metavar="URL", help="Authorization server whose JWTs are accepted.")
+@click.option(
+    "--auth-jwks", metavar="FILE|URL", help="The issuer's signing keys (JWKS file or URL)."
+)
+@click.option(
+    "--auth-audience",
+    metavar="URI",
+    help="Audience JWTs must carry. Default: --resource-url.",
+)
+@click.option(
+    "--resource-url",
+    metavar="URL",
+    help="This server's public MCP URL (protected-resource metadata). Default: http://HOST:PORT/mcp",
+)
 @pass_app
 @handle_errors
 def serve(
@@ -78,6 +120,13 @@ def serve(
     idle_timeout: float,
     max_in_flight: int,
     method: str | None,
+    insecure_open: bool,
+    client_name: str | None,
+    policy_file: str | None,
+    auth_issuer: str | None,
+    auth_jwks: str | None,
+    auth_audience: str | None,
+    resource_url: str | None,
 ) -> None:
     """Serve the proxy: three tools (discover, status, call) in front of every upstream."""
     ws = app.workspace
@@ -112,8 +161,39 @@ def serve(
         ),
         configured=set(fleet.servers),
     )
+    store = ClientStore.of(ws)
+    policy = load_policy(Path(policy_file)) if policy_file else None
     if transport == "stdio":
-        anyio.run(serve_stdio, proxy)
-    else:
-        with contextlib.suppress(KeyboardInterrupt):
-            anyio.run(lambda: serve_http(proxy, host, port))
+        if client_name and policy is not None:
+            raise UsageError("give --client NAME or --policy FILE, not both")
+        caller = None
+        if client_name:
+            caller = Caller(client_name, store.policy_of(client_name), "stdio")
+        elif policy is not None:
+            caller = Caller("stdio", policy, "stdio")
+        anyio.run(serve_stdio, proxy, caller)
+        return
+    if client_name:
+        raise UsageError("--client is for stdio; HTTP clients are named by their credentials")
+    if (auth_issuer or auth_jwks) and not (auth_issuer and auth_jwks):
+        raise UsageError("JWT authentication needs both --auth-issuer and --auth-jwks")
+    sock = bind_socket(host, port)
+    where = f"[{host}]" if ":" in host else host
+    resource_url = resource_url or f"http://{where}:{sock.getsockname()[1]}/mcp"
+    jwt = None
+    if auth_issuer and auth_jwks:
+        jwt = JwtSettings(
+            issuer=auth_issuer, audience=auth_audience or resource_url, jwks=auth_jwks
+        )
+    access = http_access(
+        host=host,
+        store=store,
+        insecure_open=insecure_open,
+        open_policy=policy or ALLOW_ALL,
+        jwt=jwt,
+        jwt_policy=policy or ALLOW_ALL,
+    )
+    with contextlib.suppress(KeyboardInterrupt):
+        anyio.run(
+            lambda: serve_http(proxy, host, port, sock=sock, access=access, resource=resource_url)
+        )

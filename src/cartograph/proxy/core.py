@@ -17,7 +17,15 @@ from typing import Any
 import anyio
 from mcp import types
 
-from cartograph.errors import ConfigError, GatewayError, UpstreamError
+from cartograph.access.guard import Caller
+from cartograph.access.policy import ALLOW_ALL
+from cartograph.errors import (
+    AccessDenied,
+    ConfigError,
+    GatewayError,
+    ToolNotFound,
+    UpstreamError,
+)
 from cartograph.gateway.base import Connector, Limits
 from cartograph.gateway.drift import QUARANTINE_FILE, Quarantine
 from cartograph.gateway.oneshot import OneShotGateway
@@ -116,16 +124,21 @@ class Proxy:
 
     # -- discover -----------------------------------------------------------------------------
 
-    async def discover(self, task: str, k: int = 5) -> dict[str, Any]:
+    async def discover(
+        self, task: str, k: int = 5, *, caller: Caller | None = None
+    ) -> dict[str, Any]:
+        """The top-k tools for ``task`` that ``caller``'s policy lets it see."""
         task = task.strip()
         if not task:
             raise GatewayError("discover needs a task in plain words, e.g. 'read a file'")
+        allow = caller.policy.permits if caller is not None else None
         answer = await anyio.to_thread.run_sync(
-            self.resolver.rank, task, k, limiter=self._rank_limiter
+            self.resolver.rank, task, k, allow, limiter=self._rank_limiter
         )
         rendered = self.resolver.render(answer)
         self.audit.write(
             "discover",
+            client=caller.name if caller else None,
             query=task,
             k=k,
             method=answer.method,
@@ -135,20 +148,35 @@ class Proxy:
 
     # -- status -------------------------------------------------------------------------------
 
-    def status(self) -> dict[str, Any]:
+    def status(self, caller: Caller | None = None) -> dict[str, Any]:
         self.catalog.refresh()
-        return build_status(self)
+        return build_status(self, caller.policy if caller else None)
 
     # -- call ---------------------------------------------------------------------------------
 
     async def call(
-        self, server: str, tool: str, arguments: Any, *, client: str | None = None
+        self,
+        server: str,
+        tool: str,
+        arguments: Any,
+        *,
+        client: str | None = None,
+        caller: Caller | None = None,
     ) -> types.CallToolResult:
+        """Run ``server``/``tool``; ``client`` keys per-client sessions, ``caller`` is checked."""
         started = time.perf_counter()
         outcome = "ok"
         try:
+            hidden = ToolNotFound(f"no tool {tool!r} on server {server!r} for you; use discover")
+            if caller is not None and not caller.policy.permits(server, tool):
+                raise AccessDenied(str(hidden))  # the same text as for a missing tool
             self.catalog.refresh()
-            _, entry = self.catalog.entry(server, tool)
+            try:
+                _, entry = self.catalog.entry(server, tool)
+            except ToolNotFound:
+                if caller is not None and caller.policy != ALLOW_ALL:
+                    raise hidden from None  # no list of other servers for a restricted client
+                raise
             self.guard.admit(server, tool)
             validate_arguments(
                 server, tool, entry.input_schema, arguments, schema_key=entry.input_schema_hash
@@ -173,5 +201,6 @@ class Proxy:
                 tool=tool,
                 outcome=outcome,
                 ms=round((time.perf_counter() - started) * 1000, 2),
-                client=client,
+                client=caller.name if caller else None,
+                session=client,
             )

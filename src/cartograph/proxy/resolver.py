@@ -14,7 +14,7 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 import numpy as np
@@ -54,6 +54,8 @@ class Answer:
     method: str
     results: list[Ranked]
     note: str | None = None
+    all_hits: list[Ranked] = field(default_factory=list, compare=False, repr=False)
+    exhausted: bool = field(default=True, compare=False, repr=False)
 
 
 def default_opener(ws: Workspace) -> Searcher:
@@ -142,13 +144,24 @@ class Resolver:
             out["tools"] = len(size)
         return out
 
-    def rank(self, task: str, k: int) -> Answer:
-        """Top-k callable tools for ``task`` (blocking: embeds the query)."""
-        self.catalog.refresh()
+    def rank(self, task: str, k: int, allow: Callable[[str, str], bool] | None = None) -> Answer:
+        """Top-k callable tools for ``task`` (blocking: embeds the query); with ``allow``, the
+        top-k of the tools it permits: the index is asked for more until k are found."""
         k = max(1, min(MAX_K, k))
+        want = k + 10  # room for hits dropped below (quarantined, card gone)
+        while True:
+            answer = self._rank(task, k, want)
+            if allow is None:
+                return answer
+            results = [h for h in answer.all_hits if allow(h.server, h.tool)][:k]
+            if len(results) >= k or answer.exhausted:
+                return Answer(answer.method, results, answer.note)
+            want *= 4
+
+    def _rank(self, task: str, k: int, want: int) -> Answer:
+        self.catalog.refresh()
         searcher = self.searcher()
         method, note = self.method, None
-        want = k + 10  # room for hits dropped below (quarantined, card gone)
         if searcher is not None:
             key = (task, want, self.method, self._index_generation)
             hits = self._cache.get(key)
@@ -168,8 +181,10 @@ class Resolver:
             hits = keyword_rank(self.catalog.cards, task, want)
             method = FALLBACK_METHOD
             note = "no retrieval index: ranked by keywords (run `cartograph index build`)"
-        results = [h for h in hits if self._callable(h.server, h.tool)][:k]
-        return Answer(method, results, note)
+        callable_hits = [h for h in hits if self._callable(h.server, h.tool)]
+        return Answer(
+            method, callable_hits[:k], note, all_hits=callable_hits, exhausted=len(hits) < want
+        )
 
     def _callable(self, server: str, tool: str) -> bool:
         card = self.catalog.cards.get(server)

@@ -27,7 +27,9 @@ from mcp.server.stdio import stdio_server
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
 
-from cartograph.errors import CartographError
+from cartograph.access.guard import Access, Caller
+from cartograph.access.http import AuthMiddleware, caller_of
+from cartograph.errors import AuthError, CartographError
 from cartograph.proxy.core import Proxy
 
 logger = logging.getLogger(__name__)
@@ -86,8 +88,15 @@ def _version() -> str:
         return "0"
 
 
-def build_server(proxy: Proxy) -> Server[Any, Any]:
-    """The low-level MCP server exposing discover, call and status for ``proxy``."""
+def build_server(
+    proxy: Proxy, access: Access | None = None, caller: Caller | None = None
+) -> Server[Any, Any]:
+    """The low-level MCP server exposing discover, call and status for ``proxy``.
+
+    With ``access``, every tool call runs as a :class:`Caller` (the one the HTTP middleware
+    attached to the request, else ``caller``) under its policy and limits; without it, as
+    before: no policy, no limits.
+    """
 
     @asynccontextmanager
     async def client_lifespan(_: Server[Any, Any]) -> AsyncIterator[dict[str, Any]]:
@@ -107,6 +116,14 @@ def build_server(proxy: Proxy) -> Server[Any, Any]:
     def client_key() -> str:
         return str(server.request_context.lifespan_context["client"])
 
+    def current_caller() -> Caller | None:
+        if access is None:
+            return None
+        found = caller_of(server.request_context.request) or caller
+        if found is None:
+            raise AuthError("no authenticated client for this request")
+        return found
+
     @server.list_tools()
     async def list_tools() -> list[types.Tool]:
         return TOOLS
@@ -120,24 +137,36 @@ def build_server(proxy: Proxy) -> Server[Any, Any]:
         if problems:
             return _error(f"{name}: invalid input: {'; '.join(problems)}")
         try:
-            if name == "discover":
-                data = await proxy.discover(str(arguments["task"]), int(arguments.get("k", 5)))
-                return _json(data)
-            if name == "status":
-                return _json(proxy.status())
-            if name == "call":
-                return await proxy.call(
-                    str(arguments["server"]),
-                    str(arguments["tool"]),
-                    arguments.get("arguments") or {},
-                    client=client_key(),
-                )
-            return _error(f"unknown tool {name!r}; this server has discover, call and status")
+            who = current_caller()
+            if who is None or access is None:
+                return await _dispatch(name, arguments, None)
+            with access.limiter.slot(
+                who.name, who.policy.calls_per_minute, who.policy.max_concurrent
+            ):
+                return await _dispatch(name, arguments, who)
         except CartographError as exc:
             return _error(str(exc))
         except Exception:  # boundary: log and mask the unexpected
             logger.exception("unexpected error in %s", name)
             return _error(MASKED)
+
+    async def _dispatch(
+        name: str, arguments: dict[str, Any], who: Caller | None
+    ) -> types.CallToolResult:
+        if name == "discover":
+            task, k = str(arguments["task"]), int(arguments.get("k", 5))
+            return _json(await proxy.discover(task, k, caller=who))
+        if name == "status":
+            return _json(proxy.status(who))
+        if name == "call":
+            return await proxy.call(
+                str(arguments["server"]),
+                str(arguments["tool"]),
+                arguments.get("arguments") or {},
+                client=client_key(),
+                caller=who,
+            )
+        return _error(f"unknown tool {name!r}; this server has discover, call and status")
 
     return server
 
@@ -177,9 +206,10 @@ def _error(text: str) -> types.CallToolResult:
     return types.CallToolResult(content=[types.TextContent(type="text", text=text)], isError=True)
 
 
-async def serve_stdio(proxy: Proxy) -> None:
-    """Serve one client on this process's stdin/stdout until it disconnects or a signal."""
-    server = build_server(proxy)
+async def serve_stdio(proxy: Proxy, caller: Caller | None = None) -> None:
+    """Serve one client on this process's stdin/stdout until it disconnects or a signal;
+    with ``caller``, under its policy and limits."""
+    server = build_server(proxy, Access() if caller else None, caller)
     async with proxy.running(), stdio_server() as (read, write), anyio.create_task_group() as tg:
         tg.start_soon(_cancel_on_signal, tg.cancel_scope)
         await server.run(read, write, server.create_initialization_options())
@@ -215,8 +245,14 @@ def bind_socket(host: str, port: int) -> socket.socket:
     return sock
 
 
-def http_app(proxy: Proxy, host: str) -> tuple[Any, StreamableHTTPSessionManager]:
-    """An ASGI app serving MCP at ``/mcp`` and its session manager (run it around serving)."""
+def http_app(
+    proxy: Proxy, host: str, access: Access | None = None, resource: str | None = None
+) -> tuple[Any, StreamableHTTPSessionManager]:
+    """An ASGI app serving MCP at ``/mcp`` and its session manager (run it around serving).
+
+    With ``access``, requests pass :class:`~cartograph.access.http.AuthMiddleware` first
+    (``resource`` is this server's public ``/mcp`` URL, for the protected-resource metadata).
+    """
     loopback = host in ("127.0.0.1", "localhost", "::1")
     security = TransportSecuritySettings(
         enable_dns_rebinding_protection=loopback,
@@ -224,7 +260,7 @@ def http_app(proxy: Proxy, host: str) -> tuple[Any, StreamableHTTPSessionManager
         allowed_origins=["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"],
     )
     manager = StreamableHTTPSessionManager(
-        app=build_server(proxy),
+        app=build_server(proxy, access),
         security_settings=security,
         session_idle_timeout=3600,
         json_response=True,  # no notifications to stream: plain JSON answers cost less
@@ -245,6 +281,8 @@ def http_app(proxy: Proxy, host: str) -> tuple[Any, StreamableHTTPSessionManager
             )
             await send({"type": "http.response.body", "body": body})
 
+    if access is not None:
+        return AuthMiddleware(app, access, resource or f"http://{host}/mcp"), manager
     return app, manager
 
 
@@ -255,11 +293,15 @@ async def serve_http(
     *,
     sock: socket.socket | None = None,
     ready: anyio.Event | None = None,
+    access: Access | None = None,
+    resource: str | None = None,
 ) -> None:
-    """Serve streamable HTTP at ``http://host:port/mcp`` until cancelled."""
+    """Serve streamable HTTP at ``http://host:port/mcp`` until cancelled; with ``access``,
+    only to clients it authenticates."""
     sock = sock or bind_socket(host, port)
     bound = sock.getsockname()[1]
-    app, manager = http_app(proxy, host)
+    where = f"[{host}]" if ":" in host else host
+    app, manager = http_app(proxy, host, access, resource or f"http://{where}:{bound}/mcp")
     config = uvicorn.Config(app, lifespan="off", log_level="warning", access_log=False)
     web = _Uvicorn(config)
     url = f"http://{host}:{bound}/mcp"

@@ -10,10 +10,13 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from cartograph.access.policy import Policy
     from cartograph.proxy.core import Proxy
 
 
-def build_status(proxy: Proxy) -> dict[str, Any]:
+def build_status(proxy: Proxy, policy: Policy | None = None) -> dict[str, Any]:
+    """Status as ``policy`` lets its client see it: servers and tools it may not see are left
+    out of every list and count (``None``: everything)."""
     now = time.time()
     catalog = proxy.catalog
     sessions: dict[str, list[dict[str, Any]]] = {}
@@ -29,17 +32,26 @@ def build_status(proxy: Proxy) -> dict[str, Any]:
             row["retry_in_s"] = h.retry_in
         sessions.setdefault(h.server, []).append(row)
     servers = []
+    visible: dict[str, int] = {}
     for name in sorted(catalog.cards):
         card = catalog.cards[name]
         ref = catalog.refs[name]
+        names = [t.name for t in card.tools]
+        if policy is not None:
+            names = policy.visible_tools(name, names)
+            if not names:
+                sessions.pop(name, None)
+                continue
+        visible[name] = len(names)
         held = [
             {"tool": t.tool, "reason": t.reason, "since": t.detected_at}
             for t in proxy.quarantine.held(name)
             if proxy.guard.held(name, t.tool) is not None
+            and (policy is None or policy.permits(name, t.tool))
         ]
         entry: dict[str, Any] = {
             "server": name,
-            "tools": len(card.tools),
+            "tools": len(names),
             "key_id": ref.key_id,
             "card_age_h": _age_hours(ref.signed_at, now),
             "sessions": sessions.pop(name, []) or "not started",
@@ -54,19 +66,27 @@ def build_status(proxy: Proxy) -> dict[str, Any]:
         "servers": servers,
         "totals": {
             "servers": len(servers),
-            "tools": sum(len(c.tools) for c in catalog.cards.values()),
-            "quarantined": len(proxy.quarantine.held()),
+            "tools": sum(visible.values()),
+            "quarantined": len(proxy.quarantine.held())
+            if policy is None
+            else sum(len(s.get("quarantined", [])) for s in servers),
         },
         "index": _index_state(proxy),
     }
-    if catalog.failures:
+    if catalog.failures and policy is None:
         out["cards_rejected"] = [
             {"file": f.path.name, "reason": f.reason} for f in catalog.failures
         ]
     if proxy.configured is not None:
-        uncarded = sorted(proxy.configured - set(catalog.cards))
+        uncarded = sorted(
+            s
+            for s in proxy.configured - set(catalog.cards)
+            if policy is None or policy.may_see_server(s)
+        )
         if uncarded:
             out["configured_without_card"] = uncarded
+    if sessions and policy is not None:
+        sessions = {s: rows for s, rows in sessions.items() if policy.may_see_server(s)}
     if sessions:
         out["other_sessions"] = sessions
     return out

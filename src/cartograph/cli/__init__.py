@@ -23,6 +23,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "discover": ("cartograph.cli.discover_cmd", "discover"),
     "eval": ("cartograph.cli.eval_cmd", "eval_"),
     "index": ("cartograph.cli.index_cmd", "index"),
+    "clients": ("cartograph.cli.clients_cmd", "clients"),
     "tokens": ("cartograph.cli.tokens_cmd", "tokens"),
 }
 

@@ -25,6 +25,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "index": ("cartograph.cli.index_cmd", "index"),
     "clients": ("cartograph.cli.clients_cmd", "clients"),
     "tokens": ("cartograph.cli.tokens_cmd", "tokens"),
+    "stubs": ("cartograph.cli.stubs_cmd", "stubs"),
 }
 
 

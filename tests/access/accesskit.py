@@ -78,9 +78,23 @@ class Served:
         return self.url.rsplit("/", 1)[0]
 
 
-def start_serve(home: Path, args: list[str]) -> tuple[subprocess.Popen[str], str]:
+def start_serve(
+    home: Path, args: list[str], *, verbose: bool = False
+) -> tuple[subprocess.Popen[str], str]:
+    loud = ["-vv"] if verbose else []
     proc = subprocess.Popen(
-        [CARTOGRAPH, "--home", str(home), "serve", "--transport", "http", "--port", "0", *args],
+        [
+            CARTOGRAPH,
+            "--home",
+            str(home),
+            *loud,
+            "serve",
+            "--transport",
+            "http",
+            "--port",
+            "0",
+            *args,
+        ],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         text=True,

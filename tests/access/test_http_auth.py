@@ -39,11 +39,11 @@ def post(served: Served, token: str | None) -> httpx.Response:
 
 
 @asynccontextmanager
-async def session(served: Served, token: str) -> AsyncIterator[ClientSession]:
+async def session(url: str, token: str) -> AsyncIterator[ClientSession]:
     http = httpx.AsyncClient(headers={"authorization": f"Bearer {token}"}, timeout=60)
     async with (
         http,
-        streamable_http_client(served.url, http_client=http) as (read, write, _),
+        streamable_http_client(url, http_client=http) as (read, write, _),
         ClientSession(read, write) as client,
     ):
         with anyio.fail_after(60):
@@ -102,7 +102,7 @@ def test_protected_resource_metadata_names_the_issuer(served: Served) -> None:
 
 
 async def test_api_key_client_discovers_and_calls(served: Served) -> None:
-    async with session(served, served.keys["full"]) as client:
+    async with session(served.url, served.keys["full"]) as client:
         found = data(await client.call_tool("discover", {"task": "add two numbers", "k": 3}))
         assert len(found["tools"]) == 3
         assert text(await call(client, "chaos", "add", {"a": 2, "b": 3})) == "5"
@@ -110,7 +110,7 @@ async def test_api_key_client_discovers_and_calls(served: Served) -> None:
 
 async def test_valid_jwt_client_is_served_and_audited_by_name(served: Served) -> None:
     token = served.issuer.token(aud=served.url, sub="robot-7")
-    async with session(served, token) as client:
+    async with session(served.url, token) as client:
         await client.call_tool("discover", {"task": "echo some text"})
         assert text(await call(client, "calm", "echo", {"text": "hi"})) == "hi"
     records = [
@@ -123,7 +123,7 @@ async def test_valid_jwt_client_is_served_and_audited_by_name(served: Served) ->
 
 
 async def test_policy_hides_tools_in_discover_call_and_status(served: Served) -> None:
-    async with session(served, served.keys["limited"]) as client:
+    async with session(served.url, served.keys["limited"]) as client:
         for task in ("crash the server", "add two numbers", "say hello", "wait forever"):
             found = data(await client.call_tool("discover", {"task": task, "k": 5}))
             names = [(t["server"], t["tool"]) for t in found["tools"]]
@@ -141,7 +141,7 @@ async def test_policy_hides_tools_in_discover_call_and_status(served: Served) ->
 
 
 async def test_rate_limit_is_a_tool_error_saying_when_to_retry(served: Served) -> None:
-    async with session(served, served.keys["slow"]) as client:
+    async with session(served.url, served.keys["slow"]) as client:
         first = await call(client, "chaos", "add", {"a": 1, "b": 1})
         second = await call(client, "chaos", "add", {"a": 1, "b": 2})
         third = await call(client, "chaos", "add", {"a": 1, "b": 3})

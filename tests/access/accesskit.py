@@ -16,6 +16,7 @@ from typing import Any
 import jwt
 import pytest
 from cryptography.hazmat.primitives.asymmetric import rsa
+from jwt.algorithms import RSAAlgorithm
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "proxy"))
 
@@ -50,7 +51,7 @@ class Issuer:
 
 def make_issuer(directory: Path, kid: str = "test-key-1") -> Issuer:
     key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
-    jwk = json.loads(jwt.algorithms.RSAAlgorithm.to_jwk(key.public_key()))
+    jwk = json.loads(RSAAlgorithm.to_jwk(key.public_key()))
     jwk.update(kid=kid, use="sig", alg="RS256")
     path = directory / "jwks.json"
     path.write_text(json.dumps({"keys": [jwk]}), encoding="utf-8")

@@ -290,12 +290,29 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("-k", type=int, default=5)
     ap.add_argument("--json", type=Path, default=None, help="also write results here")
     ap.add_argument(
+        "--render",
+        nargs="+",
+        type=Path,
+        default=None,
+        help="only print the tables of earlier --json result files",
+    )
+    ap.add_argument(
         "--compare-backends",
         metavar="DATASET",
         default=None,
         help="only compare the exact and int8 MiniLM backends on DATASET",
     )
     args = ap.parse_args(argv)
+    if args.render:
+        rendered = [r for f in args.render for r in json.loads(f.read_text(encoding="utf-8"))]
+        keys = list(
+            dict.fromkeys((r["dataset"], r.get("texts"), r.get("embedder")) for r in rendered)
+        )
+        for key in keys:
+            print_table(
+                [r for r in rendered if (r["dataset"], r.get("texts"), r.get("embedder")) == key]
+            )
+        return 0
     if args.compare_backends:
         compare_backends(args.compare_backends, args.cache)
         return 0

@@ -93,6 +93,15 @@ def tokens(
             str(row.returned),
             f"{row.saving:.1%}",
         )
+    table.add_section()
+    table.add_row(
+        "mean",
+        f"{report.direct_list:,}",
+        f"{report.mean('proxy'):,.0f}",
+        f"{report.mean('discover_response'):,.0f}",
+        "",
+        f"{1 - report.mean('proxy') / report.direct_list:.1%}" if report.direct_list else "",
+    )
     stdout.print(table)
     view = Table(title=f"completed task (adds the discover turn; {tok.name})")
     view.add_column("measure")

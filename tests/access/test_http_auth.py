@@ -147,6 +147,9 @@ async def test_rate_limit_is_a_tool_error_saying_when_to_retry(served: Served) -
         third = await call(client, "chaos", "add", {"a": 1, "b": 3})
     assert not first.isError and not second.isError
     assert third.isError and "2 calls per minute" in text(third) and "retry in" in text(third)
+    audit = (served.home / "logs" / "audit.jsonl").read_text("utf-8").splitlines()
+    limited = [json.loads(line) for line in audit if '"rate-limited"' in line]
+    assert [(r["client"], r["tool"]) for r in limited] == [("slow", "call")]
 
 
 def test_request_rate_is_429_with_retry_after(served: Served) -> None:

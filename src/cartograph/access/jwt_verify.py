@@ -45,15 +45,21 @@ class JwtVerifier:
     def __init__(self, settings: JwtSettings) -> None:
         self.settings = settings
         self._url_client: jwt.PyJWKClient | None = None
+        self._file_cache: tuple[int, jwt.PyJWKSet] | None = None
         if settings.jwks.startswith(("https://", "http://")):
             self._url_client = jwt.PyJWKClient(settings.jwks, cache_keys=True, timeout=10)
         else:
             self._file_keys()  # fail at start-up, not on the first request
 
     def _file_keys(self) -> jwt.PyJWKSet:
+        """The JWKS file's keys, re-read when the file changes (key rotation)."""
         path = Path(self.settings.jwks)
         try:
-            return jwt.PyJWKSet.from_dict(json.loads(path.read_text("utf-8")))
+            mtime = path.stat().st_mtime_ns
+            if self._file_cache is None or self._file_cache[0] != mtime:
+                keys = jwt.PyJWKSet.from_dict(json.loads(path.read_text("utf-8")))
+                self._file_cache = (mtime, keys)
+            return self._file_cache[1]
         except (OSError, ValueError, jwt.PyJWTError) as exc:
             raise ConfigError(f"cannot read the JWKS: {exc}", file=str(path)) from exc
 

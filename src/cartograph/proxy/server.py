@@ -29,7 +29,7 @@ from mcp.server.transport_security import TransportSecuritySettings
 
 from cartograph.access.guard import Access, Caller
 from cartograph.access.http import AuthMiddleware, caller_of
-from cartograph.errors import AuthError, CartographError
+from cartograph.errors import AuthError, CartographError, RateLimited
 from cartograph.proxy.core import Proxy
 
 logger = logging.getLogger(__name__)
@@ -136,6 +136,7 @@ def build_server(
         problems = _check_input(name, arguments)
         if problems:
             return _error(f"{name}: invalid input: {'; '.join(problems)}")
+        who: Caller | None = None
         try:
             who = current_caller()
             if who is None or access is None:
@@ -144,6 +145,9 @@ def build_server(
                 who.name, who.policy.calls_per_minute, who.policy.max_concurrent
             ):
                 return await _dispatch(name, arguments, who)
+        except RateLimited as exc:
+            proxy.audit.write("rate-limited", client=who.name if who else None, tool=name)
+            return _error(str(exc))
         except CartographError as exc:
             return _error(str(exc))
         except Exception:  # boundary: log and mask the unexpected

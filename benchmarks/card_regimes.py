@@ -11,8 +11,9 @@ point at per tool first, until ``--max-tools``; 0 = all), writes the cards
 three ways, signs and verifies them, builds a :class:`~cartograph.index.ToolIndex` and reports
 R@1/R@5/MRR (:func:`cartograph.evaluate.run_eval`), Rift counts (:func:`cartograph.rift.analyze`),
 the mean dense-document length by generator, and the *centroid pull*: how often stage 1's top
-server is an LLM-carded one, next to how often the right server is (hybrid only). The hybrid
-regime gives LLM cards to every other server by name. LLM answers are cached in ``--cache`` so a
+server is an LLM-carded one, next to how often the right server is. A server counts as
+LLM-carded when its LLM card has at least one model-written entry; the hybrid regime gives LLM
+cards to every other such server by name. LLM answers are cached in ``--cache`` so a
 re-run asks only about new tools; without ``--llm-url`` the script starts llama-cpp-python's
 server with SmolLM2-135M from ``.llm-venv`` on a free loopback port.
 """
@@ -105,9 +106,11 @@ def regime_cards(
 ) -> tuple[dict[str, Card], set[str]]:
     if regime == "bootstrap":
         return boot, set()
+    written = {n for n, c in llm.items() if any(t.generator.startswith("llm/") for t in c.tools)}
     if regime == "llm":
-        return {n: llm.get(n, c) for n, c in boot.items()}, set(llm)
-    chosen = {n for i, n in enumerate(sorted(boot)) if i % 2 == 0 and n in llm}
+        return {n: llm.get(n, c) for n, c in boot.items()}, written
+    # every other server whose LLM card has model-written entries (not only fallbacks)
+    chosen = {n for i, n in enumerate(sorted(written)) if i % 2 == 0}
     return {n: (llm[n] if n in chosen else c) for n, c in boot.items()}, chosen
 
 

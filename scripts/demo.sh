@@ -16,6 +16,6 @@ cat >&2 <<EOT
 
 Serve it to your MCP client:
   stdio:  $ROOT/.venv/bin/cartograph --home $CARTOGRAPH_HOME serve
-  HTTP:   $ROOT/.venv/bin/cartograph --home $CARTOGRAPH_HOME serve --transport http --port 8765
+  HTTP:   $ROOT/.venv/bin/cartograph --home $CARTOGRAPH_HOME serve --transport http --insecure-open --port 8765
 Client configuration snippets: docs/clients.md
 EOT

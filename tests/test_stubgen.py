@@ -42,12 +42,12 @@ def pyright(package: Path) -> dict[str, Any]:
 
 
 def test_names_become_unique_identifiers_in_a_stable_order() -> None:
-    servers = ["a-b", "a_b", "A B", "class", "1password", "_runtime", "getUser", "match"]
+    servers = ["a-b", "a_b", "A B", "class", "1password", "_runtime", "getUser", "match", "connect"]
     names = module_names(servers)
     assert names == module_names(list(reversed(servers)))
     assert len(set(names.values())) == len(servers)
     for name in names.values():
-        assert name.isidentifier() and name != "_runtime" and name not in ("class", "match")
+        assert name.isidentifier() and name not in ("_runtime", "class", "match", "connect")
     assert names["getUser"] == "get_user"
     assert names["1password"] == "server_1password"
     taken: set[str] = {"list"}

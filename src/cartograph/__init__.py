@@ -1,0 +1,71 @@
+"""Cartograph: a federated MCP proxy that ranks tools by signed capability cards.
+
+The curated public API is :data:`__all__`; names resolve lazily on first access so that
+``import cartograph`` (and the CLI) stays cheap. ``tests/test_public_api.py`` fails when the list
+changes by accident.
+"""
+
+from __future__ import annotations
+
+import importlib
+from importlib.metadata import PackageNotFoundError, version
+from typing import Any
+
+try:
+    __version__ = version("cartograph")
+except PackageNotFoundError:  # pragma: no cover - running from a source tree without install
+    __version__ = "0+unknown"
+
+_EXPORTS: dict[str, str] = {
+    "CartographError": "cartograph.errors",
+    "Workspace": "cartograph.workspace",
+    "load_config": "cartograph.config",
+    "Snapshot": "cartograph.upstream.snapshot",
+    "load_snapshot": "cartograph.upstream.snapshot",
+    "Card": "cartograph.cards.model",
+    "OperatorKey": "cartograph.cards.seal",
+    "TrustStore": "cartograph.cards.seal",
+    "sign_card": "cartograph.cards.seal",
+    "verify_card": "cartograph.cards.seal",
+    "load_verified": "cartograph.cards.store",
+    "generate_card": "cartograph.cards.bootstrap",
+    "ToolIndex": "cartograph.index",
+    "Hit": "cartograph.index",
+    "open_index": "cartograph.index",
+    "load_embedder": "cartograph.index",
+    "Proxy": "cartograph.proxy",
+}
+
+__all__ = [
+    "Card",
+    "CartographError",
+    "Hit",
+    "OperatorKey",
+    "Proxy",
+    "Snapshot",
+    "ToolIndex",
+    "TrustStore",
+    "Workspace",
+    "__version__",
+    "generate_card",
+    "load_config",
+    "load_embedder",
+    "load_snapshot",
+    "load_verified",
+    "open_index",
+    "sign_card",
+    "verify_card",
+]
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'cartograph' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_EXPORTS))

@@ -9,7 +9,19 @@ from __future__ import annotations
 
 import importlib
 from importlib.metadata import PackageNotFoundError, version
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # the names below resolve lazily at run time, see __getattr__
+    from cartograph.cards.bootstrap import generate_card
+    from cartograph.cards.model import Card
+    from cartograph.cards.seal import OperatorKey, TrustStore, sign_card, verify_card
+    from cartograph.cards.store import load_verified
+    from cartograph.config import load_config
+    from cartograph.errors import CartographError
+    from cartograph.index import Hit, ToolIndex, load_embedder, open_index
+    from cartograph.proxy import Proxy
+    from cartograph.upstream.snapshot import Snapshot, load_snapshot
+    from cartograph.workspace import Workspace
 
 try:
     __version__ = version("cartograph")

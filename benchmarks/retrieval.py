@@ -369,6 +369,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                             and r["embedder"] == label
                         ]
                     )
+                    if args.synthetic and texts == "cards":
+                        synthetic(index, args.synthetic, rows, queries)
+                        args.synthetic = 0
             if server:
                 server.terminate()
                 server.wait(timeout=10)

@@ -132,3 +132,31 @@ def test_tokens_without_a_snapshot_says_how_to_get_one(tmp_path: Path) -> None:
     )
     assert result.exit_code != 0
     assert "cartograph bootstrap" in result.output
+
+
+def test_discover_leaves_out_the_ranking_keywords_of_usage() -> None:
+    from cartograph.proxy.resolver import _agent_usage
+
+    usage = "Needs timezone (string). Read-only. Related: iana, name, america."
+    assert _agent_usage(usage) == "Needs timezone (string). Read-only."
+    assert _agent_usage("Related: first. Then more.") == "Related: first. Then more."
+    assert _agent_usage("Plain usage.") == "Plain usage."
+
+
+def test_discover_answers_keep_schema_required_and_example(home: Path) -> None:
+    from cartograph.evaluate.tokens import proxy_client
+
+    async def ask() -> dict[str, object]:
+        async with proxy_client(Workspace(home)) as client:
+            with anyio.fail_after(120):
+                result = await client.call_tool(
+                    "discover", {"task": "get the current time in Tokyo", "k": 3}
+                )
+        return json.loads(result.content[0].text)  # type: ignore[union-attr]
+
+    answer = anyio.run(ask)
+    tools = {(t["server"], t["tool"]): t for t in answer["tools"]}  # type: ignore[union-attr]
+    hit = tools[("time", "get_current_time")]
+    assert hit["input_schema"]["required"] == ["timezone"]
+    assert "description" in hit["input_schema"]["properties"]["timezone"]
+    assert hit["examples"] and "Related:" not in hit["usage"]

@@ -10,6 +10,7 @@ from that card, never from live upstream text.
 from __future__ import annotations
 
 import logging
+import re
 import threading
 import time
 from collections import OrderedDict
@@ -205,7 +206,7 @@ class Resolver:
                 "summary": entry.summary,
             }
             if entry.usage:
-                item["usage"] = entry.usage
+                item["usage"] = _agent_usage(entry.usage)
             item["input_schema"] = _lean_schema(entry.input_schema)
             examples: list[dict[str, Any]] = []
             for ex in entry.examples:
@@ -259,3 +260,12 @@ def keyword_rank(cards: dict[str, Card], task: str, k: int) -> list[Ranked]:
 def _lean_schema(schema: dict[str, Any]) -> dict[str, Any]:
     """The signed schema without keys that cost tokens and tell an agent nothing."""
     return {k: v for k, v in schema.items() if k != "$schema"}
+
+
+_RELATED = re.compile(r"\s*Related: [^.]*\.$")
+
+
+def _agent_usage(usage: str) -> str:
+    """The card's usage without the trailing ``Related: ...`` keywords the bootstrap generator
+    adds for ranking (the index keeps them); they do not help an agent call the tool."""
+    return _RELATED.sub("", usage)

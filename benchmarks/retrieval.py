@@ -465,10 +465,11 @@ def synthetic_index(base: ToolIndex, n: int, seed: int = 0) -> tuple[ToolIndex, 
 def synthetic(base: ToolIndex, n: int, rows: list[dict], queries: list[EvalQuery]) -> None:
     index, build = synthetic_index(base, n)
     for method in (DEFAULT_METHOD, "flat"):
-        p50, p95 = latency(index, queries, method, 100)
+        p50, p95, cpu50 = latency(index, queries, method, 100)
         print(
             f"synthetic {len(index)} tools (from {len(base)}): assembled in {build:.1f} s "
-            f"(no embedding), {method} p50 {p50:.1f} ms, p95 {p95:.1f} ms",
+            f"(no embedding), {method} p50 {p50:.1f} ms, p95 {p95:.1f} ms, CPU p50 "
+            f"{cpu50:.1f} ms, load {os.getloadavg()[0]:.1f}",
             flush=True,
         )
         rows.append(
@@ -481,6 +482,8 @@ def synthetic(base: ToolIndex, n: int, rows: list[dict], queries: list[EvalQuery
                 "build_s": round(build, 1),
                 "p50_ms": round(p50, 2),
                 "p95_ms": round(p95, 2),
+                "cpu50_ms": round(cpu50, 2),
+                "load": round(os.getloadavg()[0], 1),
             }
         )
 

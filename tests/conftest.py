@@ -7,13 +7,13 @@ which is idempotent and skips what is already installed.
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from processkit import child_pids
 
 REPO = Path(__file__).resolve().parent.parent
 EXAMPLE_CONFIG = REPO / "examples" / "mcp.json"
@@ -55,32 +55,6 @@ def example_config(fleet_dir: Path) -> Path:
 def test_server_python() -> str:
     """The interpreter that runs our own test servers (the project venv has the SDK)."""
     return sys.executable
-
-
-def child_pids(pid: int | None = None) -> set[int]:
-    """Every live or zombie descendant of ``pid`` (default: this process), read from /proc."""
-    parents: dict[int, int] = {}
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat", encoding="utf-8", errors="replace") as fh:
-                stat = fh.read()
-        except OSError:
-            continue
-        # the command name is in parentheses and may hold spaces; fields after it are fixed
-        fields = stat.rsplit(")", 1)[1].split()
-        parents[int(entry)] = int(fields[1])
-    root = os.getpid() if pid is None else pid
-    found: set[int] = set()
-    frontier = [root]
-    while frontier:
-        current = frontier.pop()
-        for child, parent in parents.items():
-            if parent == current and child not in found:
-                found.add(child)
-                frontier.append(child)
-    return found
 
 
 @pytest.fixture

@@ -178,7 +178,7 @@ async def test_after_a_crash_the_restart_backs_off_and_says_when(env: Env) -> No
 
 
 async def test_an_idle_pooled_session_is_closed(env: Env) -> None:
-    from proxykit import child_pids
+    from processkit import child_pids
 
     proxy = env.proxy(limits=replace(FAST, idle_timeout=0.5))
     async with connected(proxy) as client:
@@ -193,7 +193,8 @@ async def test_an_idle_pooled_session_is_closed(env: Env) -> None:
 
 
 async def test_a_clients_own_upstream_session_ends_when_it_disconnects(env: Env) -> None:
-    from proxykit import child_pids, second_client
+    from processkit import child_pids
+    from proxykit import second_client
 
     proxy = env.proxy(per_client=frozenset({"crashy"}))
     async with connected(proxy) as alice:

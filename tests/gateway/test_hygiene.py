@@ -6,7 +6,8 @@ from __future__ import annotations
 import os
 
 import pytest
-from proxykit import Env, call, child_pids, connected, open_fds, text
+from processkit import child_pids, open_fds
+from proxykit import Env, call, connected, text
 
 pytestmark = pytest.mark.anyio
 

@@ -8,7 +8,6 @@ because quarantine state and audit logs live in the workspace.
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 import sys
@@ -138,33 +137,6 @@ def text(result: types.CallToolResult) -> str:
 def data(result: types.CallToolResult) -> Any:
     assert not result.isError, text(result)
     return json.loads(text(result))
-
-
-def open_fds() -> int:
-    return len(os.listdir("/proc/self/fd"))
-
-
-def child_pids(pid: int | None = None) -> set[int]:
-    """Descendants of ``pid`` (default: this process), live or zombie, from /proc."""
-    parents: dict[int, int] = {}
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat", encoding="utf-8", errors="replace") as fh:
-                fields = fh.read().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        parents[int(entry)] = int(fields[1])
-    found: set[int] = set()
-    frontier = [os.getpid() if pid is None else pid]
-    while frontier:
-        current = frontier.pop()
-        for child, parent in parents.items():
-            if parent == current and child not in found:
-                found.add(child)
-                frontier.append(child)
-    return found
 
 
 def start_http_upstream(transport: str) -> tuple[subprocess.Popen[str], int]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -49,6 +49,23 @@ def example_config(fleet_dir: Path) -> Path:
     """The path of ``examples/mcp.json``, with its fleet installed."""
     assert fleet_dir.is_dir()
     return EXAMPLE_CONFIG
+
+
+@pytest.fixture(scope="session")
+def bootstrap_example_home(example_config: Path) -> Callable[[Path], Path]:
+    """A factory: `keys init` + `bootstrap` of the example fleet into a new home, via the CLI."""
+    from click.testing import CliRunner
+
+    from cartograph.cli import main
+
+    def make(root: Path) -> Path:
+        runner = CliRunner()
+        for args in (["keys", "init"], ["bootstrap", "--config", str(example_config)]):
+            result = runner.invoke(main, ["--home", str(root), *args])
+            assert result.exit_code == 0, result.output
+        return root
+
+    return make
 
 
 @pytest.fixture

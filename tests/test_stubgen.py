@@ -6,6 +6,7 @@ import importlib
 import json
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -96,13 +97,10 @@ def test_docstrings_cannot_break_out_of_their_quotes() -> None:
 
 
 @pytest.fixture(scope="module")
-def fleet_home(tmp_path_factory: pytest.TempPathFactory, example_config: Path) -> Path:
-    root = tmp_path_factory.mktemp("stubs") / "home"
-    runner = CliRunner()
-    for args in (["keys", "init"], ["bootstrap", "--config", str(example_config)]):
-        result = runner.invoke(main, ["--home", str(root), *args])
-        assert result.exit_code == 0, result.output
-    return root
+def fleet_home(
+    tmp_path_factory: pytest.TempPathFactory, bootstrap_example_home: Callable[[Path], Path]
+) -> Path:
+    return bootstrap_example_home(tmp_path_factory.mktemp("stubs") / "home")
 
 
 @pytest.mark.fleet

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import anyio
@@ -21,13 +22,10 @@ pytestmark = pytest.mark.fleet
 
 
 @pytest.fixture(scope="module")
-def home(tmp_path_factory: pytest.TempPathFactory, example_config: Path) -> Path:
-    root = tmp_path_factory.mktemp("tokens") / "home"
-    runner = CliRunner()
-    for args in (["keys", "init"], ["bootstrap", "--config", str(example_config)]):
-        result = runner.invoke(main, ["--home", str(root), *args])
-        assert result.exit_code == 0, result.output
-    return root
+def home(
+    tmp_path_factory: pytest.TempPathFactory, bootstrap_example_home: Callable[[Path], Path]
+) -> Path:
+    return bootstrap_example_home(tmp_path_factory.mktemp("tokens") / "home")
 
 
 def test_tokenizers_load_offline_and_disagree_where_vocabularies_differ() -> None:

@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from pgkit import pg_server, pg_url  # noqa: F401  (fixtures: a real PostgreSQL + pgvector)
 from processkit import child_pids
 
 REPO = Path(__file__).resolve().parent.parent

@@ -17,6 +17,7 @@ errors are mapped to these in one place per layer with ``raise ... from exc``.
     │                              answering badly or could not be reached)
     ├── KeyError_                  operator key missing or unreadable
     ├── IndexError_                the retrieval index is missing, stale or tampered
+    ├── StoreError                 the shared store (PostgreSQL) is unreachable or not usable
     ├── EmbedderError              an embedding backend failed to load or answer
     ├── GatewayError               a call could not be routed
     │   ├── ToolNotFound           no signed card holds that tool
@@ -130,6 +131,13 @@ class KeyError_(CartographError):  # the builtin name is taken
 
 class IndexError_(CartographError):  # the builtin name is taken
     """The retrieval index is missing, stale or tampered."""
+
+
+class StoreError(CartographError):
+    """The shared store named by ``--store`` / ``$CARTOGRAPH_STORE`` cannot be used; the message
+    names the store (password masked) and what to do."""
+
+    exit_code = 2
 
 
 class EmbedderError(CartographError):

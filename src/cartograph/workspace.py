@@ -11,6 +11,10 @@ Chosen by ``--home DIR``, else ``$CARTOGRAPH_HOME``, else ``./.cartograph``::
       snapshots/               catalog snapshots (cartograph.snapshot/1)
       logs/                    audit log (JSONL, rotated)
       config.json              workspace settings (generator, embedder, ...), optional
+
+Cards, the index, the audit log and the quarantine live in these files unless a shared store is
+named by ``--store URL``, else ``$CARTOGRAPH_STORE`` (``postgresql://...``; see
+:mod:`cartograph.storage`). Keys and ``config.json`` stay in the home directory either way.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 HOME_ENV = "CARTOGRAPH_HOME"
+STORE_ENV = "CARTOGRAPH_STORE"
 DEFAULT_HOME = ".cartograph"
 
 
@@ -28,11 +33,16 @@ class Workspace:
     """Paths inside one Cartograph home directory. Creating it touches nothing on disk."""
 
     root: Path
+    store: str | None = None
+    """URL of a shared store (``postgresql://...``); None: the files in this directory."""
 
     @classmethod
-    def resolve(cls, home: str | os.PathLike[str] | None = None) -> Workspace:
+    def resolve(
+        cls, home: str | os.PathLike[str] | None = None, store: str | None = None
+    ) -> Workspace:
         chosen = home or os.environ.get(HOME_ENV) or DEFAULT_HOME
-        return cls(Path(chosen).expanduser().resolve())
+        url = store if store is not None else os.environ.get(STORE_ENV)
+        return cls(Path(chosen).expanduser().resolve(), check_store_url(url))
 
     @property
     def keys_dir(self) -> Path:
@@ -78,6 +88,23 @@ class Workspace:
             path.mkdir(parents=True, exist_ok=True)
         self.logs_dir.mkdir(parents=True, exist_ok=True)
         return self
+
+
+def check_store_url(url: str | None) -> str | None:
+    """``url`` if it names a store this version can use; None for the workspace files."""
+    if url is None or url.strip() in ("", "files", "file:"):
+        return None
+    url = url.strip()
+    if url.startswith(("postgresql://", "postgres://")):
+        return url
+    from cartograph.errors import ConfigError
+
+    scheme = url.split("://", 1)[0] if "://" in url else url[:20]
+    raise ConfigError(
+        f"unknown store {scheme!r}: use postgresql://USER@HOST/DB, or leave --store and "
+        f"${STORE_ENV} unset for the workspace files",
+        field="store",
+    )
 
 
 def safe_file_name(name: str) -> str:

@@ -5,6 +5,8 @@ payload, signature last), so loading verifies the signed bytes as stored. Loadin
 rewrites a card. :func:`load_verified` returns the cards that verify under the workspace's
 trust store and, apart, each file that did not with the reason and its kind, so one broken card
 never hides the others; on large stores it verifies on two cores while it validates the models.
+When the workspace names a shared store, :func:`write_card` and :func:`load_verified` use it
+(:mod:`cartograph.storage`) with the same verification.
 :func:`resign_store` re-signs the cards that verify with the current operator key.
 """
 
@@ -54,7 +56,14 @@ class LoadedCards:
 
 
 def write_card(ws: Workspace, card: Card, *, path: Path | None = None) -> Path:
-    """Write one card atomically (temp file + rename) and return its path."""
+    """Write one card atomically (temp file + rename) and return its path.
+
+    With a shared store (``ws.store``) the card goes there instead (``path`` is then ignored).
+    """
+    if ws.store is not None:
+        from cartograph.storage import pg_store
+
+        return pg_store(ws).write_card(card)
     path = path or ws.card_path(card.identity.server)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
@@ -98,6 +107,9 @@ def _validate_bytes(raw: bytes, *, source: str) -> Card:
     except UnicodeDecodeError as exc:
         raise CardError(f"{source}: not UTF-8 text") from exc
     return _validate(_parse_json(text, source=source), source=source)
+
+
+validate_bytes = _validate_bytes  # for the PostgreSQL store, which validates the same way
 
 
 def read_card(path: Path) -> Card:
@@ -155,6 +167,10 @@ def _listing(ws: Workspace) -> tuple[list[Path], set[str]]:
 def load_verified(ws: Workspace, trust: TrustStore | None = None) -> LoadedCards:
     """Every card in the store that parses and verifies; the rest as failures with reasons."""
     trust = trust or TrustStore.for_workspace(ws)
+    if ws.store is not None:
+        from cartograph.storage import pg_store
+
+        return pg_store(ws).load_verified(trust)
     gc_was_enabled = gc.isenabled()
     gc.disable()  # thousands of small objects and no cycles: collections here are pure cost
     try:

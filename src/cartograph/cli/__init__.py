@@ -54,10 +54,18 @@ class LazyGroup(click.Group):
     help="Workspace directory (keys, cards, index, snapshots, logs). "
     "Default: $CARTOGRAPH_HOME or ./.cartograph",
 )
+@click.option(
+    "--store",
+    envvar="CARTOGRAPH_STORE",
+    metavar="URL",
+    help="Shared store for cards, index, audit log and quarantine: postgresql://USER@HOST/DB "
+    "(several proxy replicas on one store; docs/scale-out.md). Default: $CARTOGRAPH_STORE, "
+    "else the workspace files.",
+)
 @click.option("-v", "--verbose", count=True, help="More logging on stderr (-vv for debug).")
 @click.version_option(package_name="cartograph")
 @click.pass_context
-def main(ctx: click.Context, home: str | None, verbose: int) -> None:
+def main(ctx: click.Context, home: str | None, store: str | None, verbose: int) -> None:
     """Cartograph: one MCP proxy in front of many servers, with signed capability cards."""
     configure_logging(verbose)
-    ctx.obj = AppContext(home=home, verbose=verbose)
+    ctx.obj = AppContext(home=home, verbose=verbose, store=store)

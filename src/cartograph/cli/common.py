@@ -35,10 +35,11 @@ class AppContext:
 
     home: str | None
     verbose: int = 0
+    store: str | None = None
 
     @property
     def workspace(self) -> Workspace:
-        return Workspace.resolve(self.home)
+        return Workspace.resolve(self.home, self.store)
 
 
 pass_app = click.make_pass_decorator(AppContext, ensure=True)

@@ -3,9 +3,11 @@
 :func:`compare` is pure: for each live tool it checks the card's ``input_schema_hash``
 (``sha256_json(inputSchema)``) and ``description_hash`` (``sha256_text(description)``). A tool
 whose schema or description changed, or that the card does not hold, is quarantined.
-:class:`Quarantine` persists the held tools in ``<home>/quarantine.json``; an entry is lifted
-only when the operator re-attests the server (a card with a different digest whose hashes match
-the live tool again), never because the upstream changed back.
+:class:`Quarantine` persists the held tools through a ledger: ``<home>/quarantine.json``
+(:class:`FileLedger`), or rows shared by every replica of a shared store
+(:class:`cartograph.storage.pg_state.PgQuarantineLedger`, re-read when another replica changed
+them). An entry is lifted only when the operator re-attests the server (a card with a different
+digest whose hashes match the live tool again), never because the upstream changed back.
 """
 
 from __future__ import annotations
@@ -14,10 +16,11 @@ import json
 import logging
 import os
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from cartograph.cards.canonical import sha256_json, sha256_text
 from cartograph.cards.model import Card
@@ -81,39 +84,103 @@ def describe(drift: Drift) -> str:
     return f"{what} changed since the card was signed"
 
 
-class Quarantine:
-    """Tools held back by the drift guard, persisted in the workspace."""
+class Ledger(Protocol):
+    """Where held tools are kept. ``shared``: other processes may change it (then ``stamp``
+    changes too, and the quarantine re-reads it)."""
+
+    shared: bool
+    where: str
+
+    def stamp(self) -> object: ...
+
+    def load(self) -> list[HeldTool]: ...
+
+    def commit(
+        self, held: dict[tuple[str, str], HeldTool], added: list[HeldTool], removed: list[HeldTool]
+    ) -> None: ...
+
+
+class FileLedger:
+    """``<home>/quarantine.json``, rewritten atomically on every change; read once."""
+
+    shared = False
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self.listeners: list[Callable[[dict[str, Any]], None]] = []
-        self._lock = threading.RLock()  # discover's worker threads read and may lift entries
-        self._held: dict[tuple[str, str], HeldTool] = {}
-        self._load()
+        self.where = str(path)
 
-    def _load(self) -> None:
+    def stamp(self) -> object:
+        return None
+
+    def load(self) -> list[HeldTool]:
         if not self.path.is_file():
-            return
-        try:
-            data = json.loads(self.path.read_text(encoding="utf-8"))
-            for row in data.get("held", []):
-                held = HeldTool(**row)
-                self._held[(held.server, held.tool)] = held
-        except (OSError, ValueError, TypeError, AttributeError) as exc:
-            # Fail closed would hide every tool forever; keep serving and say so loudly.
-            logger.error("%s: unreadable quarantine file (%s); starting with none", self.path, exc)
+            return []
+        data = json.loads(self.path.read_text(encoding="utf-8"))
+        return [HeldTool(**row) for row in data.get("held", [])]
 
-    def _save(self) -> None:
+    def commit(
+        self, held: dict[tuple[str, str], HeldTool], added: list[HeldTool], removed: list[HeldTool]
+    ) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        rows = [asdict(h) for _, h in sorted(self._held.items())]
+        rows = [asdict(h) for _, h in sorted(held.items())]
         tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
         tmp.write_text(json.dumps({"held": rows}, indent=1) + "\n", encoding="utf-8")
         os.replace(tmp, self.path)
 
+
+REFRESH_INTERVAL = 1.0  # seconds between looks at a shared ledger
+
+
+class Quarantine:
+    """Tools held back by the drift guard, persisted in the workspace or the shared store."""
+
+    def __init__(self, path: Path | None = None, *, ledger: Ledger | None = None) -> None:
+        if ledger is None:
+            if path is None:
+                raise ValueError("Quarantine needs a path or a ledger")
+            ledger = FileLedger(path)
+        self.ledger = ledger
+        self.path = path
+        self.listeners: list[Callable[[dict[str, Any]], None]] = []
+        self._lock = threading.RLock()  # discover's worker threads read and may lift entries
+        self._held: dict[tuple[str, str], HeldTool] = {}
+        self._stamp: object = None
+        self._checked_at = 0.0
+        self._load()
+
+    def _load(self) -> None:
+        try:
+            self._stamp = self.ledger.stamp()
+            rows = self.ledger.load()
+        except (OSError, ValueError, TypeError, AttributeError) as exc:
+            # Fail closed would hide every tool forever; keep serving and say so loudly.
+            logger.error(
+                "%s: unreadable quarantine (%s); starting with none", self.ledger.where, exc
+            )
+            return
+        self._held = {(h.server, h.tool): h for h in rows}
+        self._checked_at = time.monotonic()
+
+    def _refresh(self) -> None:
+        """Re-read a shared ledger when another replica changed it (at most once a second)."""
+        if not self.ledger.shared or time.monotonic() - self._checked_at < REFRESH_INTERVAL:
+            return
+        with self._lock:
+            if time.monotonic() - self._checked_at < REFRESH_INTERVAL:
+                return
+            self._checked_at = time.monotonic()
+            if self.ledger.stamp() != self._stamp:
+                self._load()
+
+    def _save(self, added: list[HeldTool], removed: list[HeldTool]) -> None:
+        self.ledger.commit(self._held, added, removed)  # a shared ledger is re-read next look
+
     def get(self, server: str, tool: str) -> HeldTool | None:
+        self._refresh()
         return self._held.get((server, tool))
 
     def held(self, server: str | None = None) -> list[HeldTool]:
+        self._refresh()
         with self._lock:
             items = sorted(self._held.items())
         return [h for (s, _), h in items if server is None or s == server]
@@ -130,13 +197,13 @@ class Quarantine:
         drifts = {d.tool: d for d in compare(card, live_tools)}
         live = {str(t.get("name", "")): t for t in live_tools}
         added: list[HeldTool] = []
-        changed = False
+        removed: list[HeldTool] = []
         for (s, tool), held in list(self._held.items()):
             if s != server or tool in drifts:
                 continue
             if held.card_digest != digest:
                 del self._held[(s, tool)]
-                changed = True
+                removed.append(held)
                 self._emit("lifted", server, tool, "re-attested by a newer signed card", digest)
         for tool, drift in drifts.items():
             current = self._held.get((server, tool))
@@ -153,11 +220,10 @@ class Quarantine:
             )
             self._held[(server, tool)] = held
             added.append(held)
-            changed = True
             logger.warning("quarantined %s/%s: %s", server, tool, held.reason)
             self._emit("quarantined", server, tool, held.reason, digest)
-        if changed:
-            self._save()
+        if added or removed:
+            self._save(added, removed)
         return added
 
     def reconcile(self, card: Card) -> list[HeldTool]:
@@ -181,7 +247,7 @@ class Quarantine:
                 lifted.append(held)
                 self._emit("lifted", server, tool, "re-attested by a newer signed card", digest)
         if lifted:
-            self._save()
+            self._save([], lifted)
         return lifted
 
     def _emit(self, event: str, server: str, tool: str, reason: str, digest: str) -> None:

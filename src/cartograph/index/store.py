@@ -3,7 +3,8 @@
 :func:`open_index` is what discover, eval and the proxy call. It trusts nothing on disk: the
 cards are verified again, the index files are checked against their recorded hashes, the
 recorded card digest must match the verified card set, and a few stored vectors are embedded
-again and compared. Any mismatch is logged with its reason and the index is rebuilt.
+again and compared. Any mismatch is logged with its reason and the index is rebuilt. With a
+shared store (``ws.store``) the same happens in the database (:mod:`cartograph.storage`).
 """
 
 from __future__ import annotations
@@ -69,20 +70,36 @@ def open_index_with_status(
             "`cartograph bootstrap` (and check `cartograph cards verify`)"
         )
     embedder = embedder or load_embedder(workspace_embedder_spec(ws))
-    digest = card_digest(loaded.cards)
+    if ws.store is None:
+        index, action, reason = open_file_index(ws, loaded.cards, embedder, rebuild=rebuild)
+    else:
+        from cartograph.storage import pg_store
+
+        store = pg_store(ws)
+        index, action, reason = store.open_index(loaded.cards, embedder, rebuild=rebuild)
+        if action != "loaded":
+            logger.warning("index %s in %s: %s", action, store.label, reason)
+    return index, IndexStatus(action, reason, len(loaded.failures), loaded.cards)
+
+
+def open_file_index(
+    ws: Workspace, cards: dict[str, Card], embedder: Embedder, *, rebuild: bool
+) -> tuple[ToolIndex, str, str | None]:
+    """The file index in ``<home>/index/`` over ``cards``, loaded if current, else rebuilt."""
+    digest = card_digest(cards)
     reason = "asked to rebuild" if rebuild else _why_stale(ws, embedder, digest)
     if reason is None:
         try:
             index = ToolIndex.load(ws.index_dir, embedder)
             reason = _spot_check(index)
             if reason is None:
-                return index, IndexStatus("loaded", None, len(loaded.failures), loaded.cards)
+                return index, "loaded", None
         except IndexError_ as exc:
             reason = str(exc)
     logger.warning("rebuilding the index at %s: %s", ws.index_dir, reason)
-    index = ToolIndex.build(loaded.cards, embedder)
+    index = ToolIndex.build(cards, embedder)
     index.save(ws.index_dir)
-    return index, IndexStatus("rebuilt", reason, len(loaded.failures), loaded.cards)
+    return index, "rebuilt", reason
 
 
 def _why_stale(ws: Workspace, embedder: Embedder, digest: str) -> str | None:

@@ -1,8 +1,9 @@
 """The proxy's view of the signed cards, and the drift guard wired to them.
 
-:class:`CardCatalog` holds the cards that verify, reloads them when the card store changes on
-disk (a re-attestation by ``cartograph bootstrap --server NAME`` takes effect without a
-restart), and names each card version by its digest. :class:`CardGuard` is the gateway's
+:class:`CardCatalog` holds the cards that verify, reloads them when the card store changes (on
+disk, or in a shared store another replica or the CLI wrote to: a re-attestation by
+``cartograph bootstrap --server NAME`` takes effect without a restart), and names each card
+version by its digest. :class:`CardGuard` is the gateway's
 :class:`~cartograph.gateway.base.Guard`: live tools are compared with these cards and drifted
 tools are held in the workspace quarantine.
 """
@@ -17,14 +18,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from cartograph.cards.model import Card, ToolEntry
-from cartograph.cards.store import CardFailure, card_files, load_verified
+from cartograph.cards.store import CardFailure, load_verified
 from cartograph.errors import ToolNotFound, ToolQuarantined
 from cartograph.gateway.drift import HeldTool, Quarantine, card_digest
+from cartograph.storage import open_store
 from cartograph.workspace import Workspace
 
 logger = logging.getLogger(__name__)
 
-REFRESH_INTERVAL = 1.0  # seconds between looks at the card files
+REFRESH_INTERVAL = 1.0  # seconds between looks at the card store
 
 
 @dataclass(frozen=True)
@@ -41,6 +43,7 @@ class CardCatalog:
 
     def __init__(self, ws: Workspace) -> None:
         self.ws = ws
+        self.store = open_store(ws)
         self.cards: dict[str, Card] = {}
         self.failures: list[CardFailure] = []
         self.refs: dict[str, CardRef] = {}
@@ -51,13 +54,11 @@ class CardCatalog:
         self.refresh()
 
     def _current_stamp(self) -> tuple[Any, ...]:
-        parts: list[Any] = []
+        parts: list[Any] = [self.store.cards_stamp()]
         for path in [
-            self.ws.cards_dir,
             self.ws.public_key,
             self.ws.trusted_dir,
             self.ws.keys_dir / "trust.json",  # trust store (cartograph.cards.trust)
-            *card_files(self.ws),
         ]:
             try:
                 st = os.stat(path)
@@ -69,8 +70,8 @@ class CardCatalog:
     def refresh(self) -> bool:
         """Reload when any card or key file changed; returns True when it reloaded.
 
-        The files are looked at no more than once per ``REFRESH_INTERVAL`` seconds, so a
-        re-attestation takes effect within that time without costing every call a stat.
+        The store and the key files are looked at no more than once per ``REFRESH_INTERVAL``
+        seconds, so a re-attestation takes effect within that time without costing every call.
         """
         now = time.monotonic()
         if self._stamp is not None and now - self._checked_at < REFRESH_INTERVAL:

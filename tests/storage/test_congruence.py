@@ -58,7 +58,7 @@ def test_a_reattested_server_is_embedded_again_alone(pg_ws, pg_cards, embedder):
         ids_before = dict(conn.execute("SELECT tool, id FROM cartograph_index_tools").fetchall())
     resigned = sign_card(pg_cards["slack"], INDEX_KEY, signed_at="2026-11-30T02:00:00Z")
     write_card(pg_ws, resigned)
-    index, status = open_index_with_status(pg_ws, embedder)
+    _, status = open_index_with_status(pg_ws, embedder)
     assert status.action == "updated" and status.reason.startswith("1 server(s)")
     with psycopg.connect(pg_ws.store, autocommit=True) as conn:
         ids_after = dict(conn.execute("SELECT tool, id FROM cartograph_index_tools").fetchall())
@@ -98,13 +98,38 @@ def test_the_fleet_sized_index_gives_the_same_top_k_on_both_backends(pg_ws, embe
     }
     for card in cards.values():
         write_card(pg_ws, card)
-    pg_index, _ = open_index_with_status(pg_ws, embedder)
-    file_index = ToolIndex.build(pg_index_cards(pg_ws), embedder)
+    once = EmbedOnce(embedder)  # the same texts in the same batches: embed the fleet once
+    pg_index, _ = open_index_with_status(pg_ws, once)
+    file_index = ToolIndex.build(pg_index_cards(pg_ws), once)
+    assert once.hits == 2  # tool and server documents came from the cache the second time
     assert pg_index.tool_ids == file_index.tool_ids and len(pg_index) > 2500
     queries = [json.loads(line)["query"] for line in FLEET_QUERIES.read_text().splitlines()]
     for method in ("hybrid", "two-stage", "flat", "bm25"):
         for query in queries:
             assert top(pg_index, query, method) == top(file_index, query, method), (method, query)
+
+
+class EmbedOnce:
+    """The embedder, remembering each batch it embedded (both indexes embed the same ones)."""
+
+    def __init__(self, inner):
+        self.inner = inner
+        self.name, self.model, self.dim = inner.name, inner.model, inner.dim
+        self.spec = getattr(inner, "spec", inner.name)
+        self.hits = 0
+        self._seen = {}
+
+    def embed(self, texts):
+        key = tuple(texts)
+        if key in self._seen:
+            self.hits += 1
+        else:
+            self._seen[key] = self.inner.embed(texts)
+        return self._seen[key]
+
+    def embed_query(self, texts):
+        fn = getattr(self.inner, "embed_query", None)
+        return fn(texts) if callable(fn) else self.inner.embed(texts)
 
 
 def pg_index_cards(ws):

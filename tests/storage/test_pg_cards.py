@@ -101,7 +101,8 @@ def test_the_file_store_never_imports_the_database_driver(tmp_path):
         "write_workspace_cards(ws, INDEX_KEY)\n"
         "assert load_verified(ws).cards and CardCatalog(ws).cards\n"
         "open_store(ws).audit_log(); open_store(ws).quarantine_ledger()\n"
-        "print(sorted(m for m in sys.modules if m.startswith(('psycopg', 'cartograph.storage.'))))\n"
+        "names = ('psycopg', 'cartograph.storage.')\n"
+        "print(sorted(m for m in sys.modules if m.startswith(names)))\n"
     )
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(["tests/support", "src"])}
     env.pop("CARTOGRAPH_STORE", None)

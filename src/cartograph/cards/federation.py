@@ -79,6 +79,11 @@ def _write_atomic(path: Path, data: bytes) -> None:
 
 def import_store(ws: Workspace, source: Path, *, rename_prefix: str | None = None) -> ImportResult:
     """Copy in every card of ``source`` that verifies here; refuse and report the rest."""
+    if ws.store is not None:
+        raise UsageError(
+            "`cards import` writes card files and alias records, which a shared store does not "
+            "hold yet: import into a workspace without --store / $CARTOGRAPH_STORE"
+        )
     src = source_cards_dir(source)
     if src.resolve() == ws.cards_dir.resolve():
         raise UsageError(f"{source}: that is this workspace's own card store")

@@ -10,10 +10,12 @@ from rich.table import Table
 
 from cartograph.cards.federation import import_store
 from cartograph.cards.keys import load_key
+from cartograph.cards.model import Card
 from cartograph.cards.store import load_verified, read_verified_card, resign_store
 from cartograph.cards.trust import TrustStore
 from cartograph.cli.common import AppContext, emit_json, handle_errors, pass_app, stderr, stdout
-from cartograph.errors import UsageError
+from cartograph.errors import UsageError, VerificationError
+from cartograph.workspace import Workspace
 
 
 @click.group()
@@ -69,6 +71,20 @@ def cards_list(app: AppContext, as_json: bool) -> None:
         stderr.print(f"[red]left out[/] {f.path}: {f.reason}", highlight=False)
 
 
+def _shared_card(ws: Workspace, server: str) -> Card:
+    """One server's card from the shared store, verified (the failure's reason otherwise)."""
+    loaded = load_verified(ws)
+    if server in loaded.cards:
+        return loaded.cards[server]
+    for failure in loaded.failures:
+        if failure.server == server or failure.path.name == ws.card_path(server).name:
+            raise VerificationError(failure.reason)
+    raise UsageError(
+        f"no card for server {server!r} in the shared store; "
+        "`cartograph cards list` shows what there is"
+    )
+
+
 @cards.command("show")
 @click.argument("server")
 @click.option("--json", "as_json", is_flag=True, help="Print the whole signed card as JSON.")
@@ -77,13 +93,16 @@ def cards_list(app: AppContext, as_json: bool) -> None:
 def cards_show(app: AppContext, server: str, as_json: bool) -> None:
     """Show one server's card (verified first; a card that fails is not shown)."""
     ws = app.workspace
-    path = ws.card_path(server)
-    if not path.is_file():
-        raise UsageError(
-            f"no card for server {server!r} in {ws.cards_dir}; "
-            "`cartograph cards list` shows what there is"
-        )
-    card = read_verified_card(path, TrustStore.for_workspace(ws))
+    if ws.store is not None:
+        card = _shared_card(ws, server)
+    else:
+        path = ws.card_path(server)
+        if not path.is_file():
+            raise UsageError(
+                f"no card for server {server!r} in {ws.cards_dir}; "
+                "`cartograph cards list` shows what there is"
+            )
+        card = read_verified_card(path, TrustStore.for_workspace(ws))
     if as_json:
         emit_json(card.model_dump(mode="json"))
         return

@@ -174,6 +174,28 @@ def _json(data: Any) -> str:
     return json.dumps(data, sort_keys=True)
 
 
+def index_info(db: Database) -> dict[str, Any]:
+    """What ``cartograph index info`` shows for a shared store."""
+    with db.error_context("read the index"):
+        conn = db.conn()
+        meta = conn.execute("SELECT embedder FROM cartograph_index_meta").fetchone()
+        if meta is None:
+            raise IndexError_(f"{db.label}: no index in the store; run `cartograph index build`")
+        tools = conn.execute("SELECT count(*) FROM cartograph_index_tools").fetchone()
+        servers = conn.execute("SELECT count(*) FROM cartograph_index_servers").fetchone()
+        hnsw = conn.execute(
+            "SELECT pg_size_pretty(pg_relation_size('cartograph_index_tools_hnsw'))"
+        ).fetchone()
+    return {
+        "path": db.label,
+        "tools": int(tools[0]) if tools else 0,
+        "servers": int(servers[0]) if servers else 0,
+        "embedder": meta[0],
+        "hnsw_index": hnsw[0] if hnsw else None,
+        "dense_search": f"exact up to {EXACT_MAX_TOOLS} tools, HNSW above",
+    }
+
+
 def load_index(
     db: Database, cards: dict[str, Card], embedder: Embedder, *, exact_max: int = EXACT_MAX_TOOLS
 ) -> PgToolIndex:

@@ -10,7 +10,6 @@ from __future__ import annotations
 import shutil
 import subprocess
 import sys
-import time
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -70,9 +69,10 @@ class Replicas:
         raise AssertionError(f"replica {len(self.procs)} did not start")
 
     def stop(self) -> None:
-        for proc in self.procs:
+        procs, self.procs = self.procs, []
+        for proc in procs:
             proc.terminate()
-        for proc in self.procs:
+        for proc in procs:
             try:
                 proc.wait(timeout=30)
             except subprocess.TimeoutExpired:
@@ -115,14 +115,14 @@ async def eventually(check: Any, what: str, seconds: float = 30) -> None:
             await anyio.sleep(0.2)
 
 
-async def test_a_bootstrap_through_the_cli_is_seen_by_every_replica(setup) -> None:
+async def test_replicas_share_new_cards_quarantine_and_the_audit_log(setup) -> None:
     operator, replicas = setup
     urls = [replicas.start(operator), replicas.start(operator)]
     async with client(urls[0]) as a, client(urls[1]) as b:
         for session in (a, b):
             assert ("chaos", "echo") not in await found(session, "echo the text back")
             assert ("calm", "echo") in await found(session, "echo the text back")
-        started = time.monotonic()
+        # 1. a bootstrap through the CLI reaches both running replicas
         cli(operator, replicas.store, "bootstrap", "--config", str(replicas.config),
             "--server", "chaos")  # fmt: skip
 
@@ -130,16 +130,9 @@ async def test_a_bootstrap_through_the_cli_is_seen_by_every_replica(setup) -> No
             return all([("chaos", "echo") in await found(s, "echo the text back") for s in (a, b)])
 
         await eventually(chaos_everywhere, "the new card on both replicas")
-        assert time.monotonic() - started < 60
         assert text(await call(b, "chaos", "add", {"a": 2, "b": 3})) == "5"
-
-
-async def test_quarantine_on_one_replica_applies_to_all(setup) -> None:
-    operator, replicas = setup
-    cli(operator, replicas.store, "bootstrap", "--config", str(replicas.config))
-    urls = [replicas.start(operator), replicas.start(operator)]
-    async with client(urls[0]) as a, client(urls[1]) as b:
         assert not (await call(b, "chaos", "echo", {"text": "before"})).isError
+        # 2. replica A's upstream changes a tool: A's drift guard holds it, and so does B
         assert not (await call(a, "chaos", "mutate", {"what": "description"})).isError
 
         async def held_on_a() -> bool:
@@ -160,6 +153,7 @@ async def test_quarantine_on_one_replica_applies_to_all(setup) -> None:
         chaos = next(s for s in status["servers"] if s["server"] == "chaos")
         assert [q["tool"] for q in chaos["quarantined"]] == ["echo"]
         assert ("chaos", "echo") not in await found(b, "echo the text back")
+    replicas.stop()  # flushes each replica's audit records
     import psycopg
 
     with psycopg.connect(replicas.store) as conn:

@@ -225,6 +225,66 @@ CJK_GLOSSARY: dict[str, str] = {
 }
 
 
+# thing a tool acts on -> other words users say for it (both directions are listed)
+NOUN_SYNONYMS: dict[str, tuple[str, ...]] = {
+    "directory": ("folder",),
+    "folder": ("directory",),
+    "dir": ("directory", "folder"),
+    "file": ("document",),
+    "repo": ("repository",),
+    "repository": ("repo", "project"),
+    "image": ("picture", "photo"),
+    "photo": ("picture", "image"),
+    "picture": ("image", "photo"),
+    "webpage": ("web page", "website", "site"),
+    "page": ("web page",),
+    "url": ("link", "web address", "website"),
+    "link": ("url",),
+    "email": ("mail", "message"),
+    "mail": ("email",),
+    "presentation": ("slides", "deck", "ppt", "powerpoint"),
+    "slide": ("presentation", "ppt"),
+    "pptx": ("powerpoint", "presentation"),
+    "spreadsheet": ("excel", "sheet", "table"),
+    "workbook": ("excel", "spreadsheet"),
+    "sheet": ("spreadsheet", "excel"),
+    "docx": ("word document",),
+    "doc": ("document",),
+    "issue": ("ticket", "bug"),
+    "ticket": ("issue",),
+    "stock": ("share price", "equity", "ticker"),
+    "ticker": ("stock", "symbol"),
+    "weather": ("forecast", "temperature"),
+    "forecast": ("weather",),
+    "video": ("clip", "movie"),
+    "song": ("music", "track"),
+    "music": ("song", "audio"),
+    "audio": ("sound", "music"),
+    "paper": ("article", "research", "publication"),
+    "article": ("paper", "post"),
+    "note": ("memo",),
+    "event": ("meeting", "appointment"),
+    "calendar": ("schedule", "agenda"),
+    "contact": ("person", "people"),
+    "user": ("account", "person"),
+    "chart": ("graph", "plot", "diagram"),
+    "graph": ("chart", "diagram"),
+    "diagram": ("chart", "graph"),
+    "map": ("location", "place"),
+    "location": ("place", "address"),
+    "route": ("directions", "path"),
+    "translation": ("translate",),
+    "commit": ("change", "revision"),
+    "pr": ("pull request",),
+    "container": ("docker",),
+    "database": ("db", "sql", "table"),
+    "table": ("database", "sql"),
+    "query": ("sql",),
+    "crypto": ("cryptocurrency", "bitcoin", "coin"),
+    "price": ("cost", "quote", "value"),
+}
+
+
 def canonical_verb(word: str) -> str | None:
     """The canonical action verb a name word stands for, or None."""
     if word in VERB_SYNONYMS:
@@ -257,6 +317,15 @@ def verb_of(word: str) -> str | None:
 
 def verb_synonyms(verb: str) -> tuple[str, ...]:
     return VERB_SYNONYMS.get(verb, ())
+
+
+def noun_synonyms(word: str) -> tuple[str, ...]:
+    """Other words for the thing ``word`` names (``folder`` for ``directory``); plurals too."""
+    if word in NOUN_SYNONYMS:
+        return NOUN_SYNONYMS[word]
+    if word.endswith("s") and word[:-1] in NOUN_SYNONYMS:
+        return NOUN_SYNONYMS[word[:-1]]
+    return ()
 
 
 def cjk_gloss(text: str) -> list[str]:

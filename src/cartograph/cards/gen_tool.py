@@ -13,9 +13,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from cartograph.cards.gen_digest import purpose_digest
 from cartograph.cards.gen_lexicon import (
     canonical_verb,
     cjk_gloss,
+    noun_synonyms,
     verb_of,
     verb_synonyms,
 )
@@ -100,8 +102,10 @@ def compose_tool(tool: dict[str, Any], product: Product) -> ToolDraft:
     sources = publisher_grams([description, *(p.description for p in params)])
 
     s_hints = list(dict.fromkeys([*hint_words, *gloss]))[:_SUMMARY_HINTS]
+    digest = purpose_digest(filtered.kept, sources, run=MAX_SHARED_RUN)
     summary = _guarded(
         sources,
+        lambda: _digest_summary(digest, gloss),
         lambda: _summary(verb, objects, product, params, s_hints),
         lambda: _summary(verb, objects, product, params, sorted(s_hints)),
         lambda: _summary(verb, objects, product, [], []),
@@ -232,18 +236,29 @@ def shares_run(grams: frozenset[tuple[str, ...]], text: str) -> bool:
 
 
 def _guarded(grams: frozenset[tuple[str, ...]], *candidates: Callable[[], str]) -> str:
-    """The first candidate text that shares no word run with the publisher's text; else the
-    last one (the most terse)."""
+    """The first non-empty candidate text that shares no word run with the publisher's text;
+    else the last one (the most terse)."""
     text = ""
     for build in candidates:
         text = build()
-        if not shares_run(grams, text):
+        if text and not shares_run(grams, text):
             return text
     return text
 
 
 def _param_phrase(p: Param) -> str:
     return identifier_phrase(p.name) or p.name
+
+
+def _digest_summary(digest: str, gloss: list[str]) -> str:
+    """The purpose digest as a sentence, with English glosses of CJK text; ``""`` (so the
+    template is used) when the description had no content words."""
+    if not digest:
+        return ""
+    text = digest[0].upper() + digest[1:]
+    if gloss:
+        text += " (" + ", ".join(gloss[:8]) + ")"
+    return text + "."
 
 
 def _summary(
@@ -366,6 +381,7 @@ def _tags(
         tags.append(verb)
         tags.extend(verb_synonyms(verb)[:3])
     tags.extend(objects)
+    tags.extend(s for obj in objects for s in noun_synonyms(obj))
     tags.extend(hints)
     out: list[str] = []
     for tag in tags:

@@ -1,9 +1,17 @@
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
-from cartograph.index.methods import Evidence, hybrid_scores, stage_one_width, two_stage_scores
+from cartograph.index.methods import (
+    Evidence,
+    cosine_stats,
+    hybrid_scores,
+    stage_one_width,
+    two_stage_scores,
+)
 
 
 @pytest.mark.parametrize(
@@ -48,3 +56,47 @@ def test_hybrid_lets_lexical_evidence_lift_a_tool():
     ev_lex = _evidence(tool_cos, [0.5, 0.1], [0, 0, 1, 1], bm25=[0.0, 3.0, 0.0, 0.0])
     assert int(np.argmax(hybrid_scores(ev_dense))) == 0
     assert int(np.argmax(hybrid_scores(ev_lex))) == 1
+
+
+def test_hybrid_keeps_a_confident_dense_margin_that_rank_fusion_would_flatten():
+    # Tool 0 is far ahead on cosine; tool 1 only slightly ahead of the pack on BM25. Under
+    # score fusion the dense margin wins; a rank-only fusion would tie them.
+    rng = np.random.default_rng(0)
+    tool_cos = np.concatenate([[0.9, 0.3], rng.uniform(0.0, 0.3, 200)])
+    bm25 = np.concatenate([[0.0, 1.0], rng.uniform(0.0, 0.9, 200)])
+    ev = _evidence(tool_cos, [0.5, 0.1], [0] * 101 + [1] * 101, bm25=bm25)
+    assert int(np.argmax(hybrid_scores(ev))) == 0
+
+
+def test_cosine_stats_from_moments_equal_the_full_scan():
+    rng = np.random.default_rng(1)
+    vecs = rng.normal(size=(500, 16))
+    vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
+    q = rng.normal(size=16)
+    q /= np.linalg.norm(q)
+    moments = (vecs.mean(axis=0), vecs.T @ vecs / len(vecs))
+    mean, std = cosine_stats(moments, q)
+    cos = vecs @ q
+    assert mean == pytest.approx(float(cos.mean()), abs=1e-9)
+    assert std == pytest.approx(float(cos.std()), abs=1e-9)
+
+
+def test_hybrid_with_given_stats_ranks_like_the_full_scan_on_the_kept_top():
+    # A store that returns only the nearest tools (others at a floor) and passes the exact
+    # statistics ranks its kept tools exactly as the full evidence does.
+    rng = np.random.default_rng(2)
+    vecs = rng.normal(size=(300, 8))
+    vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
+    q = vecs[7] + 0.1 * rng.normal(size=8)
+    q /= np.linalg.norm(q)
+    tool_cos = (vecs @ q).astype(np.float32)
+    servers = [i // 30 for i in range(300)]
+    full = _evidence(tool_cos, np.zeros(10), servers)
+    keep = np.argsort(-tool_cos)[:50]
+    partial_cos = np.full_like(tool_cos, -1.0)
+    partial_cos[keep] = tool_cos[keep]
+    stats = cosine_stats((vecs.mean(axis=0), vecs.T @ vecs / len(vecs)), q)
+    partial = replace(_evidence(partial_cos, np.zeros(10), servers), dense_stats=stats)
+    top_full = np.argsort(-hybrid_scores(full))[:5].tolist()
+    top_partial = np.argsort(-hybrid_scores(partial))[:5].tolist()
+    assert top_full == top_partial

@@ -1,6 +1,9 @@
 from __future__ import annotations
 
-from cartograph.index.query import split_steps
+import numpy as np
+
+from cartograph.index.embedders import embed_queries
+from cartograph.index.query import embedding_text, split_steps
 
 
 def test_a_single_step_task_is_not_split():
@@ -28,3 +31,22 @@ def test_fragments_without_two_content_words_join_their_neighbour():
 def test_steps_are_capped():
     task = ", ".join(f"step number {i} of the plan" for i in range(10))
     assert len(split_steps(task)) == 4
+
+
+def test_embedding_text_reads_file_paths_as_words():
+    assert embedding_text("save it in /root/markdown/bitcoin.md") == "save it in file bitcoin.md"
+    assert embedding_text("What is in /root/music?") == "What is in folder music?"
+    assert embedding_text(r"open C:\Users\me\notes.txt") == "open file notes.txt"
+    assert embedding_text("and/or a ratio of 3/4") == "and/or a ratio of 3/4"  # not paths
+
+
+def test_queries_are_embedded_through_embedding_text():
+    seen: list[str] = []
+
+    class Recorder:
+        def embed(self, texts):
+            seen.extend(texts)
+            return np.ones((len(texts), 2), dtype=np.float32)
+
+    embed_queries(Recorder(), ["copy /tmp/a/b.csv"])  # type: ignore[arg-type]
+    assert seen == ["copy file b.csv"]

@@ -15,6 +15,7 @@ from typing import Any
 from cartograph.cards.model import Card, ToolEntry
 
 _SPLIT = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|[_\-./:~]+")
+_WORDS = re.compile(r"[^\W_]+")
 MAX_EXAMPLES = 3
 MAX_PARAMS = 12
 
@@ -68,21 +69,22 @@ def _core_summary(summary: str) -> str:
 def tool_document(card: Card, entry: ToolEntry) -> ToolDocument:
     """Two texts per tool.
 
-    ``dense`` is kept short (about 40-60 word pieces): the name, the operator's summary, one
-    example task and the server's label and domains. Embedding cost grows with length, and the
-    long tail (usage, parameters, tags) is better matched lexically. ``lexical`` carries all of
-    it for BM25 and Jaccard.
+    ``dense`` is kept short (about 40-60 word pieces): the name and the operator's summary, then
+    the server's label unless the tool name already says it. Embedding cost grows with length,
+    and the long tail (usage, example tasks, parameters, tags, domains) is better matched
+    lexically; measured on MetaTool, BFCL and LiveMCPBench, the generator's domain labels and
+    template example tasks lowered dense recall. ``lexical`` carries all of it for BM25 and
+    Jaccard.
     """
     label = server_label(card)
     domains = ", ".join(card.capability.domains)
     name_words = split_name(entry.name)
     title = f" ({entry.title})" if entry.title and entry.title.lower() != name_words.lower() else ""
     context = f"{label}" + (f" ({domains})" if domains else "")
-    example = entry.examples[-1].task.rstrip(".") + "." if entry.examples else ""
+    named = set(_WORDS.findall(f"{name_words} {title}".lower()))
+    label_part = "" if set(_WORDS.findall(label.lower())) <= named else f"[{label}]"
     dense = " ".join(
-        p
-        for p in (f"{name_words}{title}: {_core_summary(entry.summary)}.", example, f"[{context}]")
-        if p
+        p for p in (f"{name_words}{title}: {_core_summary(entry.summary)}.", label_part) if p
     ).replace("..", ".")
     examples = " ".join(ex.task.rstrip(".") + "." for ex in entry.examples[:MAX_EXAMPLES])
     params = ", ".join(param_names(entry.input_schema))

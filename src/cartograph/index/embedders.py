@@ -46,7 +46,11 @@ class Embedder(Protocol):
 
 
 def embed_queries(embedder: Embedder, texts: Sequence[str]) -> np.ndarray:
-    """Embed search queries: through ``embed_query`` when the backend has one, else ``embed``."""
+    """Embed search queries: through ``embed_query`` when the backend has one, else ``embed``;
+    each query first passes :func:`cartograph.index.query.embedding_text`."""
+    from cartograph.index.query import embedding_text
+
+    texts = [embedding_text(t) for t in texts]
     fn = getattr(embedder, "embed_query", None)
     vecs = fn(texts) if callable(fn) else embedder.embed(texts)
     return np.asarray(vecs, dtype=np.float32)

@@ -20,6 +20,26 @@ _SPLIT = re.compile(
 )
 
 
+_PATH = re.compile(r"(?<![\w/])(?:~|\.{1,2})?(?:/[\w.\-]+){2,}/?|\b[A-Za-z]:\\\S+")
+_EXTENSION = re.compile(r"\.[A-Za-z0-9]{1,5}$")
+
+
+def embedding_text(query: str) -> str:
+    """``query`` as the embedder should read it: file paths become words.
+
+    A path such as ``/root/markdown/report.md`` is noise to a sentence embedder (a dozen word
+    pieces of folder names) while it says plainly that the task touches files. It is read as
+    ``file report.md`` (last part has an extension) or ``folder music`` (no extension).
+    """
+
+    def words(match: re.Match[str]) -> str:
+        path = match.group(0).rstrip("/\\")
+        last = re.split(r"[/\\]", path)[-1]
+        return f"file {last}" if _EXTENSION.search(last) else f"folder {last}"
+
+    return _PATH.sub(words, query)
+
+
 def split_steps(query: str, max_steps: int = MAX_STEPS) -> list[str]:
     """The steps of ``query``; empty when it names only one (then the whole query suffices)."""
     parts = [p.strip(" .;:!?") for p in _SPLIT.split(query) if p and p.strip(" .;:!?")]

@@ -507,3 +507,17 @@ def test_server_instructions_hint_the_capability_without_their_orders() -> None:
     assert "answering" not in f"{cap.summary} {cap.usage}"
     assert any("instructions" in w for w in generated.report.warnings)
     assert generated.card.provenance.instructions_hash == sha256_text(server.instructions)
+
+
+def test_example_values_follow_a_format_the_description_spells_out():
+    from cartograph.cards.gen_schema import example_arguments
+
+    schema = {
+        "type": "object",
+        "properties": {
+            "time": {"type": "string", "description": "Time to convert in 24-hour format (HH:MM)"},
+            "day": {"type": "string", "description": "Day as YYYYMMDD"},
+            "zone": {"type": "string", "description": "IANA timezone name"},
+        },
+    }
+    assert example_arguments(schema) == {"time": "14:30", "day": "20260115", "zone": "Europe/Paris"}

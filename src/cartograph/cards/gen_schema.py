@@ -198,6 +198,8 @@ def _string_for(name: str, spec: dict[str, Any]) -> str:
     }
     value = by_format.get(fmt, "") if isinstance(fmt, str) else ""
     if not value:
+        value = _described_format(str(spec.get("description") or ""))
+    if not value:
         words = split_identifier(name)
         for word in reversed(words):
             value = next((v for keys, v in _NAMED_STRINGS if word in keys), "")
@@ -220,6 +222,30 @@ def _string_for(name: str, spec: dict[str, Any]) -> str:
     if isinstance(high, int) and high >= 0 and len(value) > high:
         value = value[:high]
     return value
+
+
+# a format the publisher spells out in a parameter description -> a value in that format
+_DESCRIBED_FORMATS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
+    (re.compile(pattern, re.IGNORECASE), value)
+    for pattern, value in (
+        (r"\bHH:MM:SS\b", "14:30:00"),
+        (r"\bHH:MM\b", "14:30"),
+        (r"\bYYYY-MM-DD[T ]HH", "2026-01-15T09:00:00Z"),
+        (r"\bYYYY-MM-DD\b", "2026-01-15"),
+        (r"\bYYYYMMDD\b", "20260115"),
+        (r"\bYYYY-MM\b", "2026-01"),
+        (r"\bISO[ -]?8601\b", "2026-01-15T09:00:00Z"),
+        (r"\bIANA\b.{0,30}\btime ?zone|\btime ?zone\b.{0,30}\bIANA\b", "Europe/Paris"),
+    )
+)
+
+
+def _described_format(description: str) -> str:
+    """A value in the format a parameter's description names (``HH:MM`` -> ``14:30``)."""
+    for pattern, value in _DESCRIBED_FORMATS:
+        if pattern.search(description):
+            return value
+    return ""
 
 
 _PATTERN_TRIES = tuple(

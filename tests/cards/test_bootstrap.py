@@ -519,5 +519,6 @@ def test_example_values_follow_a_format_the_description_spells_out():
             "day": {"type": "string", "description": "Day as YYYYMMDD"},
             "zone": {"type": "string", "description": "IANA timezone name"},
         },
+        "required": ["time", "day", "zone"],
     }
     assert example_arguments(schema) == {"time": "14:30", "day": "20260115", "zone": "Europe/Paris"}

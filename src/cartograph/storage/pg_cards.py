@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import gc
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from cartograph.cards.model import Card
 from cartograph.cards.seal import TrustStore, sealed_bytes, verify_texts
@@ -20,6 +21,9 @@ from cartograph.cards.store import CARD_SUFFIX, CardFailure, LoadedCards, valida
 from cartograph.errors import CardError
 from cartograph.storage.pg_db import Database, replica_name
 from cartograph.workspace import safe_file_name
+
+if TYPE_CHECKING:
+    import psycopg
 
 
 def card_location(server: str) -> Path:
@@ -53,10 +57,9 @@ def delete_card(db: Database, server: str) -> bool:
     return bool(cur.rowcount)
 
 
-def bump(conn: object, name: str) -> None:
-    conn.execute(  # type: ignore[attr-defined]
-        "UPDATE cartograph_state SET generation = generation + 1 WHERE name = %s", (name,)
-    )
+def bump(conn: psycopg.Connection[Any], name: str) -> None:
+    """Count one change of ``name`` (``cards`` or ``quarantine``) in the caller's transaction."""
+    conn.execute("UPDATE cartograph_state SET generation = generation + 1 WHERE name = %s", (name,))
 
 
 def load_verified(db: Database, trust: TrustStore) -> LoadedCards:

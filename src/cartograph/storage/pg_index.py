@@ -24,6 +24,7 @@ embeddings, and replicas that reload at once wait for one writer instead of each
 
 from __future__ import annotations
 
+import json
 import logging
 import random
 import time
@@ -105,7 +106,7 @@ def sync_index(
                 conn.execute(
                     "INSERT INTO cartograph_index_meta (id, embedder) VALUES (1, %s::jsonb) "
                     "ON CONFLICT (id) DO UPDATE SET embedder = excluded.embedder",
-                    (_json(wanted),),
+                    (json.dumps(wanted, sort_keys=True),),
                 )
             have = dict(conn.execute("SELECT server, card_key FROM cartograph_index_servers"))
             stale = [s for s, key in have.items() if keys.get(s) != key]
@@ -116,14 +117,16 @@ def sync_index(
                 conn.execute(
                     "DELETE FROM cartograph_index_servers WHERE server = ANY(%s)", (stale,)
                 )
-            _write_servers(conn, {s: cards[s] for s in fresh}, keys, embedder)
+            _write_servers(conn, db.vector_oid, {s: cards[s] for s in fresh}, keys, embedder)
     if reason is not None:
         return "rebuilt", reason
     gone = len(set(stale) - set(fresh))
     return "updated", f"{len(fresh)} server(s) new or re-attested, {gone} removed"
 
 
-def _write_servers(conn: Any, cards: dict[str, Card], keys: dict[str, str], emb: Embedder) -> None:
+def _write_servers(
+    conn: Any, oid: int, cards: dict[str, Card], keys: dict[str, str], emb: Embedder
+) -> None:
     if not cards:
         return
     docs = ordered_documents(cards)
@@ -146,13 +149,13 @@ def _write_servers(conn: Any, cards: dict[str, Card], keys: dict[str, str], emb:
             "COPY cartograph_index_servers (server, card_key, server_vector, centroid) "
             "FROM STDIN (FORMAT BINARY)"
         ) as copy:
-            copy.set_types(["text", "text", conn_vector_oid(conn), conn_vector_oid(conn)])
+            copy.set_types(["text", "text", oid, oid])
             for i, server in enumerate(servers):
                 copy.write_row((server, keys[server], srv_vecs[i], centroids[i]))
         with cur.copy(
             "COPY cartograph_index_tools (server, tool, embedding) FROM STDIN (FORMAT BINARY)"
         ) as copy:
-            copy.set_types(["text", "text", conn_vector_oid(conn)])
+            copy.set_types(["text", "text", oid])
             for doc, vec in zip(docs, vecs, strict=True):
                 copy.write_row((doc.server, doc.tool, vec))
     if bulk:
@@ -161,17 +164,6 @@ def _write_servers(conn: Any, cards: dict[str, Card], keys: dict[str, str], emb:
         logger.info(
             "built the HNSW index over %d tools in %.1f s", len(docs), time.perf_counter() - started
         )
-
-
-def conn_vector_oid(conn: Any) -> int:
-    dumper = conn.adapters.get_dumper(np.ndarray, "b")
-    return int(dumper.oid)
-
-
-def _json(data: Any) -> str:
-    import json
-
-    return json.dumps(data, sort_keys=True)
 
 
 def index_info(db: Database) -> dict[str, Any]:

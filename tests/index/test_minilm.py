@@ -71,3 +71,17 @@ def test_tokenizer_truncates_at_256_and_pads_to_the_longest():
     assert len(short.ids) == MAX_TOKENS and sum(short.attention_mask) == 3
     (alone,) = tok.encode_batch(["hi"])
     assert len(alone.ids) == 3
+
+
+def test_late_chunked_steps_come_from_one_pass_and_match_their_own_text(int8):
+    task = "Find the latest papers about graph neural networks, then email the list to my team"
+    steps = ["Find the latest papers about graph neural networks", "email the list to my team"]
+    spans = [(task.index(s), task.index(s) + len(s)) for s in steps]
+    vecs = int8.embed_spans(task, spans)
+    assert vecs.shape == (3, 384)
+    assert np.allclose(np.linalg.norm(vecs, axis=1), 1.0, atol=1e-5)
+    alone = int8.embed([task, *steps])
+    assert float(vecs[0] @ alone[0]) > 0.9999  # the whole task: the same vector
+    own = vecs[1:] @ alone[1:].T  # each pooled step is nearest its own text
+    assert own[0, 0] > own[0, 1] and own[1, 1] > own[1, 0]
+    assert own[0, 0] > 0.6 and own[1, 1] > 0.6  # measured 0.91 and 0.70

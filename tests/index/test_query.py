@@ -3,7 +3,7 @@ from __future__ import annotations
 import numpy as np
 
 from cartograph.index.embedders import embed_queries
-from cartograph.index.query import embedding_text, split_steps
+from cartograph.index.query import embedding_text, split_steps, step_spans
 
 
 def test_a_single_step_task_is_not_split():
@@ -50,3 +50,12 @@ def test_queries_are_embedded_through_embedding_text():
 
     embed_queries(Recorder(), ["copy /tmp/a/b.csv"])  # type: ignore[arg-type]
     assert seen == ["copy file b.csv"]
+
+
+def test_step_spans_locate_each_step_in_the_task():
+    task = "Find the latest papers about MCP on arXiv, summarise the findings and then save a PDF."
+    steps = split_steps(task)
+    spans = step_spans(task, steps)
+    assert spans is not None
+    assert [task[a:b] for a, b in spans] == steps
+    assert step_spans("abc def", ["xyz"]) is None

@@ -21,6 +21,7 @@ from cartograph.evaluate.metrics import (
     summarise_random,
 )
 from cartograph.evaluate.queries import EvalQuery, Pair
+from cartograph.index.embedders import query_and_step_vectors
 from cartograph.index.methods import METHODS
 from cartograph.index.query import split_steps
 from cartograph.index.tool_index import ToolIndex
@@ -113,8 +114,14 @@ def run_eval(
 
 
 def step_vectors(index: ToolIndex, queries: Sequence[str], batch: int) -> list[np.ndarray | None]:
-    """The vectors of each query's steps (None for single-step queries), embedded in batches."""
+    """The vectors of each query's steps (None for single-step queries), made the way
+    ``discover`` makes them (pooled from the query's own pass when the embedder can)."""
     split = [split_steps(q) for q in queries]
+    if getattr(index.embedder, "embed_spans", None) is not None:
+        return [
+            query_and_step_vectors(index.embedder, q, parts)[1:] if parts else None
+            for q, parts in zip(queries, split, strict=True)
+        ]
     flat = [s for parts in split for s in parts]
     if not flat:
         return [None] * len(queries)

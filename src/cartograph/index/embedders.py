@@ -56,6 +56,23 @@ def embed_queries(embedder: Embedder, texts: Sequence[str]) -> np.ndarray:
     return np.asarray(vecs, dtype=np.float32)
 
 
+def query_and_step_vectors(embedder: Embedder, query: str, steps: list[str]) -> np.ndarray:
+    """The query's vector, then its steps' (``steps`` are parts of ``query``).
+
+    A backend with ``embed_spans`` pools each step from the query's own forward pass (one
+    model call); others embed the query and each step as separate texts.
+    """
+    from cartograph.index.query import embedding_text, step_spans
+
+    spans_fn = getattr(embedder, "embed_spans", None)
+    if steps and callable(spans_fn):
+        text = embedding_text(query)
+        spans = step_spans(text, [embedding_text(s) for s in steps])
+        if spans is not None:
+            return np.asarray(spans_fn(text, spans), dtype=np.float32)
+    return embed_queries(embedder, [query, *steps])
+
+
 def normalise_rows(vecs: np.ndarray) -> np.ndarray:
     """Rows scaled to unit length (zero rows stay zero), as float32."""
     vecs = np.asarray(vecs, dtype=np.float32)

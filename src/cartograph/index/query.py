@@ -40,6 +40,21 @@ def embedding_text(query: str) -> str:
     return _PATH.sub(words, query)
 
 
+def step_spans(query: str, steps: list[str]) -> list[tuple[int, int]] | None:
+    """Where each step lies in ``query`` (character ranges), or None if one cannot be found."""
+    spans: list[tuple[int, int]] = []
+    at = 0
+    for step in steps:
+        first, last = step.split()[0], step.split()[-1]
+        lo = query.find(first, at)
+        hi = query.find(last, max(lo, 0) + len(step) - len(last)) if lo >= 0 else -1
+        if lo < 0 or hi < 0:
+            return None
+        spans.append((lo, hi + len(last)))
+        at = hi + len(last)
+    return spans
+
+
 def split_steps(query: str, max_steps: int = MAX_STEPS) -> list[str]:
     """The steps of ``query``; empty when it names only one (then the whole query suffices)."""
     parts = [p.strip(" .;:!?") for p in _SPLIT.split(query) if p and p.strip(" .;:!?")]

@@ -31,7 +31,12 @@ from cartograph.cards.canonical import sha256_json
 from cartograph.cards.model import Card
 from cartograph.errors import IndexError_, UsageError
 from cartograph.index.documents import ToolDocument, card_documents, server_document
-from cartograph.index.embedders import Embedder, embed_queries, load_embedder
+from cartograph.index.embedders import (
+    Embedder,
+    embed_queries,
+    load_embedder,
+    query_and_step_vectors,
+)
 from cartograph.index.lexical import Lexical, jaccard_scores, token_set
 from cartograph.index.methods import (
     DEFAULT_METHOD,
@@ -255,7 +260,7 @@ class ToolIndex:
     def query_vectors(self, query: str, *, steps: bool) -> tuple[np.ndarray, np.ndarray | None]:
         """The query's vector and, when ``steps`` and it names several, its steps' vectors."""
         parts = split_steps(query) if steps else []
-        vecs = embed_queries(self.embedder, [query, *parts])
+        vecs = query_and_step_vectors(self.embedder, query, parts)
         return vecs[0], (vecs[1:] if parts else None)
 
     def evidence(

@@ -40,7 +40,7 @@ MARKETING = wordset(
 SELF_REFERENCE = wordset(
     """tool tools function functions allows allow allowed enables enable provides provide
     provided lets need needs needed want wants helpful useful important simple basic various
-    specified given certain particular mcp server"""
+    specified given certain particular mcp server works"""
 )
 """Words a description uses about itself or its caller, not about the task."""
 

@@ -47,7 +47,7 @@ _FILLER = wordset(
     boolean true false null none need needs needed want wants call calls called calling
     instead available example examples e.g note see also necessary useful helpful
     args kwargs mcp server servers important critical warning caution tip tips guidelines
-    prerequisite prerequisites otherwise whenever always never ensure"""
+    prerequisite prerequisites otherwise whenever always never ensure works"""
 )
 """Words that say nothing about what a tool is for."""
 

@@ -55,7 +55,8 @@ _SCHEMA_V1: list[LiteralString] = [
          server text NOT NULL REFERENCES cartograph_index_servers (server) ON DELETE CASCADE,
          tool text NOT NULL, embedding vector(384) NOT NULL, UNIQUE (server, tool))""",
     """CREATE INDEX IF NOT EXISTS cartograph_index_tools_hnsw
-         ON cartograph_index_tools USING hnsw (embedding vector_cosine_ops)""",
+         ON cartograph_index_tools USING hnsw (embedding vector_cosine_ops)
+         WITH (m = 16, ef_construction = 256)""",
     """CREATE TABLE IF NOT EXISTS cartograph_quarantine (
          server text NOT NULL, tool text NOT NULL, reason text NOT NULL,
          detected_at text NOT NULL, card_digest text NOT NULL,

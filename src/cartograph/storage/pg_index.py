@@ -58,7 +58,8 @@ SPOT_CHECKS = 4
 SPOT_MIN_COSINE = 0.999
 _HNSW = (
     "CREATE INDEX IF NOT EXISTS cartograph_index_tools_hnsw "
-    "ON cartograph_index_tools USING hnsw (embedding vector_cosine_ops)"
+    "ON cartograph_index_tools USING hnsw (embedding vector_cosine_ops) "
+    "WITH (m = 16, ef_construction = 256)"  # the same as the schema's; see docs/scale-out.md
 )
 
 

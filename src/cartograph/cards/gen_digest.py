@@ -38,9 +38,7 @@ MARKETING = wordset(
 """Adjectives and adverbs that sell a tool rather than say what it does."""
 
 SELF_REFERENCE = wordset(
-    """tool tools function functions allows allow allowed enables enable provides provide
-    provided lets need needs needed want wants helpful useful important simple basic various
-    specified given certain particular mcp server works"""
+    "tool tools function functions allows allow allowed enables enable lets mcp server works"
 )
 """Words a description uses about itself or its caller, not about the task."""
 

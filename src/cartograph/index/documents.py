@@ -60,10 +60,16 @@ class ToolDocument:
     lexical: str
 
 
+_DISTINCT = re.compile(r" Tool: [^.]*\.| Name: \S+\.| Entry \d+\.")
+
+
 def _core_summary(summary: str) -> str:
-    """The summary without a trailing keyword list ("About: a, b, c.")."""
-    head, sep, _ = summary.partition(" About:")
-    return head.strip() if sep else summary.strip()
+    """The summary without the generator's additions that the dense text does not need: a
+    trailing keyword list ("About: a, b.") and the detail that keeps same-server summaries
+    distinct ("Tool: name words."), which the dense text already starts with. Contrast added
+    for Rift ("Unlike x: ...") stays."""
+    head, sep, _ = summary.partition(" About: ")
+    return _DISTINCT.sub("", head if sep else summary).strip()
 
 
 def tool_document(card: Card, entry: ToolEntry) -> ToolDocument:

@@ -46,3 +46,18 @@ def test_a_tampered_row_fails_verify_and_show(pg_ws, pg_cards):
 def test_import_is_refused_on_a_shared_store_with_what_to_do(pg_ws, pg_cards, tmp_path):
     result = run(pg_ws, "--store", pg_ws.store, "cards", "import", str(tmp_path))
     assert result.exit_code == 2 and "without --store" in result.output
+
+
+def test_rift_reads_the_same_vectors_from_the_shared_store(pg_ws, pg_cards, tmp_path):
+    """Rift asks the index for the whole vector matrix; on PostgreSQL it is read from there."""
+    from indexkit import INDEX_KEY, write_workspace_cards
+
+    from cartograph.rift.workspace import run_rift
+    from cartograph.workspace import Workspace
+
+    files = Workspace(tmp_path / "files")
+    write_workspace_cards(files, INDEX_KEY)
+    on_pg, on_files = run_rift(pg_ws), run_rift(files)
+    assert on_pg.tools_total == on_files.tools_total == 14
+    assert on_pg.summary == on_files.summary
+    assert [c.model_dump() for c in on_pg.clusters] == [c.model_dump() for c in on_files.clusters]

@@ -65,8 +65,9 @@ def open_index_with_status(
     for failure in loaded.failures:
         logger.warning("card left out of the index: %s: %s", failure.path.name, failure.reason)
     if not loaded.cards:
+        where = ws.cards_dir if ws.store is None else "the shared store (--store)"
         raise IndexError_(
-            f"{ws.cards_dir}: no card verifies, so there is nothing to index; run "
+            f"{where}: no card verifies, so there is nothing to index; run "
             "`cartograph bootstrap` (and check `cartograph cards verify`)"
         )
     embedder = embedder or load_embedder(workspace_embedder_spec(ws))

@@ -56,7 +56,13 @@ def test_a_reattested_server_is_embedded_again_alone(pg_ws, pg_cards, embedder):
     open_index_with_status(pg_ws, embedder)
     with psycopg.connect(pg_ws.store, autocommit=True) as conn:
         ids_before = dict(conn.execute("SELECT tool, id FROM cartograph_index_tools").fetchall())
-    resigned = sign_card(pg_cards["slack"], INDEX_KEY, signed_at="2026-11-30T02:00:00Z")
+    slack = pg_cards["slack"]
+    same = sign_card(slack, INDEX_KEY, signed_at="2026-11-30T02:00:00Z")
+    write_card(pg_ws, same)  # signed again, same content: nothing to embed
+    assert open_index_with_status(pg_ws, embedder)[1].action == "loaded"
+    first = slack.tools[0].model_copy(update={"summary": "Send a message to a Slack channel."})
+    changed = slack.model_copy(update={"tools": [first, *slack.tools[1:]]})
+    resigned = sign_card(changed, INDEX_KEY, signed_at="2026-11-30T02:00:00Z")
     write_card(pg_ws, resigned)
     _, status = open_index_with_status(pg_ws, embedder)
     assert status.action == "updated" and status.reason.startswith("1 server(s)")

@@ -32,7 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from cartograph.cards.canonical import sha256_json
+from cartograph.cards.canonical import sha256_json, sha256_text
 from cartograph.cards.model import Card
 from cartograph.errors import IndexError_
 from cartograph.index.documents import ToolDocument, card_documents, server_document
@@ -44,7 +44,6 @@ from cartograph.index.tool_index import (
     ToolIndex,
     _centroids,
     _unit,
-    card_digest,
     embedder_spec,
 )
 from cartograph.storage.pg_db import DIM, INDEX_LOCK, Database
@@ -64,10 +63,22 @@ _HNSW = (
 
 
 def card_key(card: Card) -> str:
-    """What one server's rows were built from: its signed card and the document composition."""
-    return sha256_json(
-        {"documents_version": DOCUMENTS_VERSION, "card": card.model_dump(mode="json")}
-    )
+    """What one server's rows were built from: its signed card and the document composition.
+
+    The card has verified, so its signature names its signed content; hashing that is what makes
+    opening a 100k-tool index cheap (canonicalising every card again took seconds).
+    """
+    sig = card.signature
+    if sig is None:  # not reached for verified cards; kept for callers with unsigned ones
+        return sha256_json(
+            {"documents_version": DOCUMENTS_VERSION, "card": card.model_dump(mode="json")}
+        )
+    return sha256_text(f"{DOCUMENTS_VERSION}\n{sig.key_id}\n{sig.value}")
+
+
+def set_digest(cards: dict[str, Card]) -> str:
+    """A digest of the card set, from the per-server keys (the index's identity and seed)."""
+    return sha256_json({server: card_key(card) for server, card in sorted(cards.items())})
 
 
 def ordered_documents(cards: dict[str, Card]) -> list[ToolDocument]:
@@ -231,7 +242,7 @@ def load_index(
         server_documents=[server_document(cards[s]) for s in servers],
         lexical=Lexical.build(d.lexical for d in docs),
         embedder=embedder,
-        card_digest=card_digest(cards),
+        card_digest=set_digest(cards),
         db=db,
         row_pos=row_pos,
         exact_max=exact_max,

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
 import psycopg
 import pytest
 from indexkit import INDEX_KEY
@@ -50,6 +51,26 @@ def test_every_method_gives_the_same_top_k_on_both_backends(pg_ws, pg_cards, emb
     pg_index.exact_max = 0  # HNSW candidates: on 14 tools it returns them all
     for query in SMALL_QUERIES:
         assert top(pg_index, query, "hybrid") == top(file_index, query, "hybrid"), query
+
+
+def test_hnsw_mode_standardises_with_the_statistics_of_every_tool(
+    pg_ws, pg_cards, embedder, monkeypatch
+):
+    """With fewer candidates than tools, fusion still sees the full scan's mean and deviation."""
+    from cartograph.storage import pg_index
+
+    monkeypatch.setattr(pg_index, "RANK_DEPTH", 5)
+    index, _ = open_index_with_status(pg_ws, embedder)
+    index.exact_max = 0
+    file_index = ToolIndex.build(pg_cards, embedder)
+    q = file_index.embed_queries([SMALL_QUERIES[1]])[0]
+    full = file_index.tool_vectors @ q
+    ev = index.evidence(SMALL_QUERIES[1], q)
+    assert ev.dense_stats == pytest.approx((full.mean(), full.std()), abs=1e-5)
+    nearest = np.argsort(-full)[:5]
+    assert ev.tool_cos[nearest] == pytest.approx(full[nearest], abs=1e-5)
+    others = np.setdiff1d(np.arange(len(full)), nearest)
+    assert ev.tool_cos[others] == pytest.approx(np.full(len(others), full.mean()), abs=1e-5)
 
 
 def test_a_reattested_server_is_embedded_again_alone(pg_ws, pg_cards, embedder):

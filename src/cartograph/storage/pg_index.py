@@ -29,6 +29,7 @@ import json
 import logging
 import random
 import time
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -297,12 +298,40 @@ class PgToolIndex(ToolIndex):
         return len(self.tool_ids) > self.exact_max
 
     def moments(self) -> tuple[np.ndarray, np.ndarray]:
-        """The tool vectors' mean and second moment (read once, for HNSW mode's statistics)."""
+        """The tool vectors' mean and second moment (read once, for HNSW mode's statistics).
+
+        Accumulated over blocks of rows streamed from the database, so the whole matrix (and
+        its float64 copy) is never held: at 100k tools that was about 460 MB of peak memory.
+        Tools without a stored row count as zero vectors, as in the matrix.
+        """
         if self._moments is None:
-            vecs = self.tool_vectors.astype(np.float64)
-            self._moments = (vecs.mean(axis=0), vecs.T @ vecs / max(len(vecs), 1))
-            self._vectors = None  # only the moments are kept
+            total = np.zeros(DIM, np.float64)
+            second = np.zeros((DIM, DIM), np.float64)
+            for block in self._vector_blocks():
+                b = block.astype(np.float64)
+                total += b.sum(axis=0)
+                second += b.T @ b
+            n = max(len(self.tool_ids), 1)
+            self._moments = (total / n, second / n)
         return self._moments
+
+    def _vector_blocks(self, size: int = 4096) -> Iterator[np.ndarray]:
+        """The stored vectors of this index's tools, ``size`` rows at a time, in no order."""
+        if self._vectors is not None:
+            for start in range(0, len(self._vectors), size):
+                yield self._vectors[start : start + size]
+            return
+        with (
+            self.db.error_context("read the tool vectors"),
+            self.db.conn().cursor(binary=True) as cur,
+        ):
+            cur.execute("SELECT id, embedding FROM cartograph_index_tools")
+            while rows := cur.fetchmany(size):
+                kept = [
+                    vec for rid, vec in rows if rid < len(self.row_pos) and self.row_pos[rid] >= 0
+                ]
+                if kept:
+                    yield np.asarray(kept, dtype=np.float32)
 
     def dense_cosines(self, queries: np.ndarray) -> np.ndarray:
         """(len(queries), n) cosines: exact from the database, or, in HNSW mode, the candidates'

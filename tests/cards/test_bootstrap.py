@@ -522,3 +522,23 @@ def test_example_values_follow_a_format_the_description_spells_out():
         "required": ["time", "day", "zone"],
     }
     assert example_arguments(schema) == {"time": "14:30", "day": "20260115", "zone": "Europe/Paris"}
+
+
+def test_a_second_parameter_of_the_same_kind_gets_another_example_value():
+    from cartograph.cards.gen_schema import example_arguments
+
+    tz = {"type": "string", "description": "IANA timezone name"}
+    schema = {
+        "type": "object",
+        "properties": {
+            "source_timezone": tz,
+            "target_timezone": tz,
+            "pinned_timezone": {**tz, "enum": ["Europe/Paris"]},
+        },
+        "required": ["source_timezone", "target_timezone", "pinned_timezone"],
+    }
+    assert example_arguments(schema) == {
+        "source_timezone": "Europe/Paris",
+        "target_timezone": "Asia/Tokyo",
+        "pinned_timezone": "Europe/Paris",  # the schema pins it: left alone
+    }

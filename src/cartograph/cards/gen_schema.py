@@ -101,7 +101,41 @@ def example_arguments(schema: Any) -> dict[str, Any]:
         if isinstance(required, list)
         else []
     )
-    return {n: example_value(schema, props[n], n, 0) for n in names}
+    args = {n: example_value(schema, props[n], n, 0) for n in names}
+    return _vary_repeats(schema, props, args)
+
+
+# a stock example value -> another of the same kind, for a second parameter that would repeat it
+_ALTERNATES = {
+    "Europe/Paris": "Asia/Tokyo",
+    "Paris": "Tokyo",
+    "France": "Japan",
+    "en": "fr",
+    "USD": "EUR",
+    "AAPL": "MSFT",
+    "main": "develop",
+    "14:30": "16:45",
+    "example-project": "other-project",
+}
+
+
+def _vary_repeats(
+    root: dict[str, Any], props: dict[str, Any], args: dict[str, Any]
+) -> dict[str, Any]:
+    """A later parameter that got the same stock value as an earlier one gets another of its
+    kind (``source_timezone`` Europe/Paris, ``target_timezone`` Asia/Tokyo), unless its schema
+    pins the value (const, enum, default, examples or pattern)."""
+    seen: set[str] = set()
+    out = dict(args)
+    for name, value in args.items():
+        if not isinstance(value, str):
+            continue
+        spec = _resolve(root, props[name])
+        pinned = any(k in spec for k in ("const", "enum", "default", "examples", "example"))
+        if value in seen and value in _ALTERNATES and not pinned and "pattern" not in spec:
+            out[name] = _ALTERNATES[value]
+        seen.add(value)
+    return out
 
 
 def example_value(root: dict[str, Any], raw: Any, name: str, depth: int) -> Any:

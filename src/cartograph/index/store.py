@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import logging
 import random
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -92,7 +93,7 @@ def open_file_index(
     if reason is None:
         try:
             index = ToolIndex.load(ws.index_dir, embedder)
-            reason = _spot_check(index)
+            reason = spot_check(index)
             if reason is None:
                 return index, "loaded", None
         except IndexError_ as exc:
@@ -116,14 +117,21 @@ def _why_stale(ws: Workspace, embedder: Embedder, digest: str) -> str | None:
     return None
 
 
-def _spot_check(index: ToolIndex) -> str | None:
-    """Embed a few stored documents again; a stored vector that differs means tampering."""
+def spot_check(
+    index: ToolIndex, stored: Callable[[list[int]], dict[int, np.ndarray]] | None = None
+) -> str | None:
+    """Embed a few stored documents again; a stored vector that differs means tampering.
+
+    ``stored`` gives the stored vectors of the picked tool positions (position -> vector; a
+    missing one fails the check); by default they are read from ``index.tool_vectors``.
+    """
     n = len(index.tool_ids)
     if n == 0:
         return None
     picks = random.Random(index.card_digest).sample(range(n), min(SPOT_CHECKS, n))
+    vectors = stored(picks) if stored else {i: index.tool_vectors[i] for i in picks}
     fresh = index.embedder.embed([index.documents[i].dense for i in picks])
-    cos = np.sum(fresh * index.tool_vectors[picks], axis=1)
-    if float(cos.min()) < SPOT_MIN_COSINE:
-        return f"stored vectors do not match their documents (cosine {float(cos.min()):.4f})"
+    cos = [float(fresh[j] @ vectors[i]) if i in vectors else -1.0 for j, i in enumerate(picks)]
+    if min(cos) < SPOT_MIN_COSINE:
+        return f"stored vectors do not match their documents (cosine {min(cos):.4f})"
     return None

@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import json
 import logging
-import random
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -41,6 +40,7 @@ from cartograph.index.documents import ToolDocument, card_documents, server_docu
 from cartograph.index.embedders import Embedder, embed_queries
 from cartograph.index.lexical import Lexical
 from cartograph.index.methods import DEFAULT_METHOD, RANK_DEPTH, Evidence, cosine_stats
+from cartograph.index.store import spot_check
 from cartograph.index.tool_index import (
     DOCUMENTS_VERSION,
     ToolIndex,
@@ -54,8 +54,6 @@ logger = logging.getLogger(__name__)
 
 EXACT_MAX_TOOLS = 20_000
 BULK_MIN = 5_000  # loading this many tools into an empty table: copy first, build HNSW after
-SPOT_CHECKS = 4
-SPOT_MIN_COSINE = 0.999
 _HNSW = (
     "CREATE INDEX IF NOT EXISTS cartograph_index_tools_hnsw "
     "ON cartograph_index_tools USING hnsw (embedding vector_cosine_ops) "
@@ -400,10 +398,9 @@ class PgToolIndex(ToolIndex):
 
     def spot_check(self) -> str | None:
         """Embed a few documents again and compare with their stored vectors."""
-        n = len(self.tool_ids)
-        if n == 0:
-            return None
-        picks = random.Random(self.card_digest).sample(range(n), min(SPOT_CHECKS, n))
+        return spot_check(self, self._stored_vectors)
+
+    def _stored_vectors(self, picks: list[int]) -> dict[int, np.ndarray]:
         ids = [int(i) for i in np.flatnonzero(np.isin(self.row_pos, picks))]
         with (
             self.db.error_context("read the tool vectors"),
@@ -412,9 +409,4 @@ class PgToolIndex(ToolIndex):
             cur.execute(
                 "SELECT id, embedding FROM cartograph_index_tools WHERE id = ANY(%s)", (ids,)
             )
-            stored = {int(self.row_pos[rid]): vec for rid, vec in cur.fetchall()}
-        fresh = self.embedder.embed([self.documents[i].dense for i in picks])
-        cos = [float(fresh[j] @ stored[i]) if i in stored else -1.0 for j, i in enumerate(picks)]
-        if min(cos) < SPOT_MIN_COSINE:
-            return f"stored vectors do not match their documents (cosine {min(cos):.4f})"
-        return None
+            return {int(self.row_pos[rid]): vec for rid, vec in cur.fetchall()}

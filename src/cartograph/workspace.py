@@ -107,6 +107,19 @@ def check_store_url(url: str | None) -> str | None:
     )
 
 
+def file_stamps(paths: list[Path]) -> tuple[object, ...]:
+    """(path, mtime_ns, size) per path, (path, None) for one that is missing: compare two
+    stamps to see whether any of the files changed."""
+    parts: list[object] = []
+    for path in paths:
+        try:
+            st = os.stat(path)
+            parts.append((str(path), st.st_mtime_ns, st.st_size))
+        except OSError:
+            parts.append((str(path), None))
+    return tuple(parts)
+
+
 def safe_file_name(name: str) -> str:
     """A file name for ``name`` that cannot escape its directory and stays readable."""
     cleaned = "".join(c if c.isalnum() or c in "-_." else "_" for c in name).strip(".")

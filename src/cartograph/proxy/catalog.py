@@ -11,7 +11,6 @@ tools are held in the workspace quarantine.
 from __future__ import annotations
 
 import logging
-import os
 import threading
 import time
 from dataclasses import dataclass
@@ -22,7 +21,7 @@ from cartograph.cards.store import CardFailure, load_verified
 from cartograph.errors import ToolNotFound, ToolQuarantined
 from cartograph.gateway.drift import HeldTool, Quarantine, card_digest
 from cartograph.storage import open_store
-from cartograph.workspace import Workspace
+from cartograph.workspace import Workspace, file_stamps
 
 logger = logging.getLogger(__name__)
 
@@ -54,18 +53,12 @@ class CardCatalog:
         self.refresh()
 
     def _current_stamp(self) -> tuple[Any, ...]:
-        parts: list[Any] = [self.store.cards_stamp()]
-        for path in [
+        keys = [
             self.ws.public_key,
             self.ws.trusted_dir,
             self.ws.keys_dir / "trust.json",  # trust store (cartograph.cards.trust)
-        ]:
-            try:
-                st = os.stat(path)
-                parts.append((str(path), st.st_mtime_ns, st.st_size))
-            except OSError:
-                parts.append((str(path), None))
-        return tuple(parts)
+        ]
+        return (self.store.cards_stamp(), *file_stamps(keys))
 
     def refresh(self) -> bool:
         """Reload when any card or key file changed; returns True when it reloaded.

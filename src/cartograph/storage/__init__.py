@@ -13,11 +13,10 @@ and nothing imports them unless a ``postgresql://`` store is named.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from cartograph.workspace import Workspace
+from cartograph.workspace import Workspace, file_stamps
 
 if TYPE_CHECKING:
     from cartograph.cards.model import Card
@@ -80,14 +79,7 @@ class FileStore:
     def cards_stamp(self) -> object:
         from cartograph.cards.store import card_files
 
-        parts: list[Any] = []
-        for path in [self.ws.cards_dir, *card_files(self.ws)]:
-            try:
-                st = os.stat(path)
-                parts.append((str(path), st.st_mtime_ns, st.st_size))
-            except OSError:
-                parts.append((str(path), None))
-        return tuple(parts)
+        return file_stamps([self.ws.cards_dir, *card_files(self.ws)])
 
     def quarantine_ledger(self) -> Ledger:
         from cartograph.gateway.drift import QUARANTINE_FILE, FileLedger

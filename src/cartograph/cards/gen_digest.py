@@ -19,6 +19,8 @@ the text is capped at :data:`MAX_WORDS` words.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
+from typing import NamedTuple
 
 from cartograph.cards.text import STOPWORDS, tokenise, wordset
 
@@ -61,7 +63,7 @@ def purpose_digest(
     that the digest may not contain: a word that would complete one first displaces a
     function word inside the run, else it is left out.
     """
-    kept: list[tuple[int, str]] = []  # (clause number, surface word)
+    kept: list[_Word] = []
     clause_no = 0
     for n, sentence in enumerate(_SENTENCE.split(text)):
         if n and len(kept) >= FOLLOW_ON_WORDS:
@@ -71,38 +73,47 @@ def purpose_digest(
             if _is_shouting(clause):
                 continue
             for surface in _clause_words(clause):
-                if _place(kept, (clause_no, surface), grams, run) and len(kept) >= max_words:
+                word = _Word(clause_no, surface, tuple(tokenise(surface)))
+                if _place(kept, word, grams, run) and len(kept) >= max_words:
                     return _render(kept)
     return _render(kept)
 
 
-def _place(
-    kept: list[tuple[int, str]],
-    item: tuple[int, str],
-    grams: frozenset[tuple[str, ...]],
-    run: int,
-) -> bool:
-    """Append ``item`` unless that creates a publisher run; may drop one function word."""
-    if not _completes_run(_tokens(kept), tokenise(item[1]), grams, run):
-        kept.append(item)
+class _Word(NamedTuple):
+    clause: int
+    surface: str
+    pieces: tuple[str, ...]  # the word as tokenise() sees it, for the no-verbatim check
+
+
+def _place(kept: list[_Word], word: _Word, grams: frozenset[tuple[str, ...]], run: int) -> bool:
+    """Append ``word`` unless that creates a publisher run; may drop one function word."""
+    if not _completes_run(_tail(kept, run), word.pieces, grams, run):
+        kept.append(word)
         return True
     for i in range(len(kept) - 1, max(-1, len(kept) - run), -1):
-        if kept[i][1].lower() in KEPT_FUNCTION_WORDS and kept[i][1].lower() not in NEGATIONS:
+        low = kept[i].surface.lower()
+        if low in KEPT_FUNCTION_WORDS and low not in NEGATIONS:
             trial = kept[:i] + kept[i + 1 :]
-            if not _completes_run(_tokens(trial), tokenise(item[1]), grams, run):
-                kept[:] = [*trial, item]
+            if not _completes_run(_tail(trial, run), word.pieces, grams, run):
+                kept[:] = [*trial, word]
                 return True
     return False
 
 
-def _tokens(kept: list[tuple[int, str]]) -> list[str]:
-    return [t for _, surface in kept for t in tokenise(surface)]
+def _tail(kept: list[_Word], run: int) -> list[str]:
+    """The last ``run - 1`` tokens of the digest so far (all a new run can start in)."""
+    out: list[str] = []
+    for word in reversed(kept):
+        out[:0] = word.pieces
+        if len(out) >= run - 1:
+            break
+    return out
 
 
-def _render(kept: list[tuple[int, str]]) -> str:
+def _render(kept: list[_Word]) -> str:
     clauses: dict[int, list[str]] = {}
-    for no, surface in kept:
-        clauses.setdefault(no, []).append(surface)
+    for word in kept:
+        clauses.setdefault(word.clause, []).append(word.surface)
     parts = []
     for words in clauses.values():
         while words and words[-1].lower() in KEPT_FUNCTION_WORDS - NEGATIONS:
@@ -158,7 +169,7 @@ def _squeeze(words: list[str]) -> list[str]:
 
 
 def _completes_run(
-    tokens: list[str], pieces: list[str], grams: frozenset[tuple[str, ...]], run: int
+    tokens: list[str], pieces: Sequence[str], grams: frozenset[tuple[str, ...]], run: int
 ) -> bool:
     """Whether appending ``pieces`` to ``tokens`` creates a run found in ``grams``."""
     if not grams or not pieces:

@@ -87,7 +87,7 @@ def build(args: argparse.Namespace) -> dict[str, Any]:
     from cartograph.cards.store import write_card
     from cartograph.index import ToolIndex, load_embedder
     from cartograph.storage import pg_store
-    from cartograph.storage.pg_index import sync_index
+    from cartograph.storage.pg_index_sync import sync_index
     from cartograph.workspace import Workspace
 
     work: Path = args.work

@@ -136,7 +136,8 @@ class PgStore:
     def open_index(
         self, cards: dict[str, Card], embedder: Embedder, *, rebuild: bool
     ) -> tuple[ToolIndex, str, str | None]:
-        from cartograph.storage.pg_index import load_index, sync_index
+        from cartograph.storage.pg_index import load_index
+        from cartograph.storage.pg_index_sync import sync_index
 
         action, reason = sync_index(self.db, cards, embedder, rebuild=rebuild)
         index = load_index(self.db, cards, embedder)

@@ -19,8 +19,10 @@ from pathlib import Path
 import numpy as np
 
 from cartograph.cards.model import Card
-from cartograph.cards.seal import OperatorKey, TrustStore, sign_card, verify_card
+from cartograph.cards.seal import sign_card, verify_card
 from cartograph.index import Embedder
+from cartograph.trust.keys import OperatorKey
+from cartograph.trust.store import TrustStore
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -33,12 +33,12 @@ from typing import Any
 import numpy as np
 
 from benchkit import shared_dir, signed
-from cartograph.cards.bootstrap import generate_cards
-from cartograph.cards.gen_llm import generate_llm_cards
-from cartograph.cards.llm_cache import LLMCache
-from cartograph.cards.llm_client import LLMSettings
 from cartograph.cards.model import Card
 from cartograph.evaluate import EvalQuery, load_queries, run_eval
+from cartograph.generate.bootstrap.generator import generate_cards
+from cartograph.generate.llm.cache import LLMCache
+from cartograph.generate.llm.client import LLMSettings
+from cartograph.generate.llm.generator import generate_llm_cards
 from cartograph.index import ToolIndex, load_embedder
 from cartograph.rift import analyze
 from cartograph.rift.workspace import tools_from_cards

@@ -17,10 +17,12 @@ import tempfile
 import time
 from pathlib import Path
 
-from cartograph.cards.bootstrap import generate_card
-from cartograph.cards.canonical import canonical
-from cartograph.cards.seal import OperatorKey, TrustStore, sign_card, verify_card
+from cartograph.canonical import canonical
+from cartograph.cards.seal import sign_card, verify_card
 from cartograph.cards.store import load_verified, write_card
+from cartograph.generate.bootstrap.generator import generate_card
+from cartograph.trust.keys import OperatorKey
+from cartograph.trust.store import TrustStore
 from cartograph.upstream.snapshot import load_snapshot
 from cartograph.workspace import Workspace
 

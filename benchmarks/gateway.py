@@ -134,10 +134,10 @@ def upstream_params(config: Path, server: str) -> tuple[str, list[str], dict[str
 
 
 async def prepare_workspace(home: Path, config: Path, server: str) -> None:
-    from cartograph.cards.attest import attest_snapshot
-    from cartograph.cards.seal import init_key
     from cartograph.config import load_config
+    from cartograph.generate.attest import attest_snapshot
     from cartograph.index import open_index
+    from cartograph.trust.lifecycle import init_key
     from cartograph.upstream.connect import snapshot_servers
     from cartograph.workspace import Workspace
 

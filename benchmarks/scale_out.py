@@ -82,12 +82,13 @@ class TimedEmbedder:
 
 
 def build(args: argparse.Namespace) -> dict[str, Any]:
-    from cartograph.cards.bootstrap import generate_cards
-    from cartograph.cards.seal import OperatorKey, sign_card
+    from cartograph.cards.seal import sign_card
     from cartograph.cards.store import write_card
+    from cartograph.generate.bootstrap.generator import generate_cards
     from cartograph.index import ToolIndex, load_embedder
     from cartograph.storage import pg_store
     from cartograph.storage.pg_index_sync import sync_index
+    from cartograph.trust.keys import OperatorKey
     from cartograph.workspace import Workspace
 
     work: Path = args.work

@@ -26,13 +26,13 @@ from typing import Any
 import anyio
 from click.testing import CliRunner
 
-from cartograph.cards.attest import attest_snapshot
-from cartograph.cards.seal import init_key
 from cartograph.cards.store import load_verified
 from cartograph.cli import main as cli
 from cartograph.evaluate.tokenizers import TOKENIZERS, load_tokenizer
 from cartograph.evaluate.tokens import TokenReport, example_tasks, measure
+from cartograph.generate.attest import attest_snapshot
 from cartograph.index import open_index
+from cartograph.trust.lifecycle import init_key
 from cartograph.upstream.snapshot import load_snapshot, save_snapshot
 from cartograph.workspace import Workspace
 

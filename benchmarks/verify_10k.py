@@ -51,11 +51,11 @@ print(json.dumps({"wall": wall, "cpu": cpu, "helper_cpu": child.ru_utime + child
 
 
 def build(home: Path, n_cards: int, catalog: Path) -> dict[str, float]:
-    from cartograph.cards.bootstrap import generate_cards
-    from cartograph.cards.lifecycle import init_key
-    from cartograph.cards.revocation import revoke_key
     from cartograph.cards.seal import sign_card
     from cartograph.cards.store import write_card
+    from cartograph.generate.bootstrap.generator import generate_cards
+    from cartograph.trust.lifecycle import init_key
+    from cartograph.trust.revocation import revoke_key
     from cartograph.upstream.snapshot import load_snapshot
     from cartograph.workspace import Workspace
 

@@ -24,9 +24,9 @@ from pathlib import Path
 import bm25s
 import numpy as np
 
-from cartograph.cards.bootstrap import generate_cards
 from cartograph.cards.model import Card, ToolEntry
-from cartograph.cards.text import tokenise
+from cartograph.generate.bootstrap.generator import generate_cards
+from cartograph.generate.text import tokenise
 from cartograph.upstream.snapshot import load_snapshot
 
 CORPUS = Path("/work/shared/corpus/livemcpbench")

@@ -14,13 +14,13 @@ import anyio
 import pytest
 from click.testing import CliRunner
 
-from cartograph.cards.attest import attest_snapshot
-from cartograph.cards.seal import init_key
 from cartograph.cards.store import load_verified
 from cartograph.cli import main
 from cartograph.gateway.drift import card_digest
+from cartograph.generate.attest import attest_snapshot
 from cartograph.stubgen import module_names, write_package
 from cartograph.stubgen.typing_ import TypeMapper, docstring, identifier
+from cartograph.trust.lifecycle import init_key
 from cartograph.upstream.snapshot import load_snapshot
 from cartograph.workspace import Workspace
 

@@ -12,14 +12,16 @@ from importlib.metadata import PackageNotFoundError, version
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # the names below resolve lazily at run time, see __getattr__
-    from cartograph.cards.bootstrap import generate_card
     from cartograph.cards.model import Card
-    from cartograph.cards.seal import OperatorKey, TrustStore, sign_card, verify_card
+    from cartograph.cards.seal import sign_card, verify_card
     from cartograph.cards.store import load_verified
     from cartograph.config import load_config
     from cartograph.errors import CartographError
+    from cartograph.generate.bootstrap.generator import generate_card
     from cartograph.index import Hit, ToolIndex, load_embedder, open_index
     from cartograph.proxy import Proxy
+    from cartograph.trust.keys import OperatorKey
+    from cartograph.trust.store import TrustStore
     from cartograph.upstream.snapshot import Snapshot, load_snapshot
     from cartograph.workspace import Workspace
 
@@ -35,12 +37,12 @@ _EXPORTS: dict[str, str] = {
     "Snapshot": "cartograph.upstream.snapshot",
     "load_snapshot": "cartograph.upstream.snapshot",
     "Card": "cartograph.cards.model",
-    "OperatorKey": "cartograph.cards.seal",
-    "TrustStore": "cartograph.cards.seal",
+    "OperatorKey": "cartograph.trust.keys",
+    "TrustStore": "cartograph.trust.store",
     "sign_card": "cartograph.cards.seal",
     "verify_card": "cartograph.cards.seal",
     "load_verified": "cartograph.cards.store",
-    "generate_card": "cartograph.cards.bootstrap",
+    "generate_card": "cartograph.generate.bootstrap.generator",
     "ToolIndex": "cartograph.index",
     "Hit": "cartograph.index",
     "open_index": "cartograph.index",

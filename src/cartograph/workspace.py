@@ -149,8 +149,7 @@ def update_settings(ws: Workspace, **changes: object) -> dict[str, object]:
 
     data = read_settings(ws)
     data.update(changes)
-    ws.root.mkdir(parents=True, exist_ok=True)
-    tmp = ws.config_file.with_suffix(".tmp")
-    tmp.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n", encoding="utf-8")
-    tmp.replace(ws.config_file)
+    from cartograph.files import atomic_write
+
+    atomic_write(ws.config_file, json.dumps(data, indent=2, sort_keys=True) + "\n")
     return data

@@ -17,17 +17,19 @@ from typing import Any
 import pytest
 from jsonschema.validators import Draft202012Validator, validator_for
 
-from cartograph.cards.bootstrap import (
+from cartograph.canonical import canonical, sha256_json, sha256_text
+from cartograph.cards.model import Card
+from cartograph.cards.seal import sign_card, verify_card
+from cartograph.errors import VerificationError
+from cartograph.generate.bootstrap.generator import (
     GENERATOR_ID,
     GeneratedCard,
     generate_card,
     generate_cards,
 )
-from cartograph.cards.canonical import canonical, sha256_json, sha256_text
-from cartograph.cards.model import Card
-from cartograph.cards.seal import OperatorKey, TrustStore, sign_card, verify_card
-from cartograph.cards.text import tokenise
-from cartograph.errors import VerificationError
+from cartograph.generate.text import tokenise
+from cartograph.trust.keys import OperatorKey
+from cartograph.trust.store import TrustStore
 from cartograph.upstream.snapshot import ServerSnapshot, Snapshot, load_snapshot
 
 SHARED = Path(__file__).resolve().parents[3] / "shared"
@@ -432,8 +434,8 @@ def test_same_input_gives_byte_identical_cards(fleet: Snapshot) -> None:
 
 _DIGEST_SCRIPT = """
 import hashlib, sys
-from cartograph.cards.bootstrap import generate_cards
-from cartograph.cards.canonical import canonical
+from cartograph.generate.bootstrap.generator import generate_cards
+from cartograph.canonical import canonical
 from cartograph.upstream.snapshot import load_snapshot
 cards = generate_cards(load_snapshot(sys.argv[1]), created_at="2026-01-01T00:00:00Z")
 h = hashlib.sha256()
@@ -510,7 +512,7 @@ def test_server_instructions_hint_the_capability_without_their_orders() -> None:
 
 
 def test_example_values_follow_a_format_the_description_spells_out():
-    from cartograph.cards.gen_schema import example_arguments
+    from cartograph.generate.bootstrap.schema import example_arguments
 
     schema = {
         "type": "object",
@@ -525,7 +527,7 @@ def test_example_values_follow_a_format_the_description_spells_out():
 
 
 def test_a_second_parameter_of_the_same_kind_gets_another_example_value():
-    from cartograph.cards.gen_schema import example_arguments
+    from cartograph.generate.bootstrap.schema import example_arguments
 
     tz = {"type": "string", "description": "IANA timezone name"}
     schema = {

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cartograph.cards.canonical import canonical, canonical_reference
+from cartograph.canonical import canonical, canonical_reference
 from cartograph.errors import CardError
 
 SHARED = Path(__file__).resolve().parents[3] / "shared"
@@ -44,7 +44,7 @@ def test_known_divergences_take_the_reference_path():
 
 
 def test_control_characters_and_unicode_escape_like_rfc8785():
-    value = {"s": "\x00\x1f\x7f\u2028\"\\/é\n\t\b\f\r"}
+    value = {"s": '\x00\x1f\x7f\u2028"\\/é\n\t\b\f\r'}
     assert canonical(value) == canonical_reference(value)
 
 

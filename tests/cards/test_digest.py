@@ -5,10 +5,10 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cartograph.cards.bootstrap import generate_card
-from cartograph.cards.gen_digest import MAX_WORDS, purpose_digest
-from cartograph.cards.gen_tool import MAX_SHARED_RUN, publisher_grams
-from cartograph.cards.text import longest_shared_run
+from cartograph.generate.bootstrap.digest import MAX_WORDS, purpose_digest
+from cartograph.generate.bootstrap.generator import generate_card
+from cartograph.generate.bootstrap.tool import MAX_SHARED_RUN, publisher_grams
+from cartograph.generate.text import longest_shared_run
 from cartograph.upstream.snapshot import ServerSnapshot
 
 

@@ -9,13 +9,13 @@ from cardkit import make_card
 from click.testing import CliRunner
 
 from cartograph.cards.federation import import_store
-from cartograph.cards.keys import load_key
-from cartograph.cards.lifecycle import init_key, trust_key
-from cartograph.cards.revocation import revoke_key
 from cartograph.cards.seal import sign_card
 from cartograph.cards.store import load_verified, write_card
 from cartograph.cli import main
 from cartograph.errors import UsageError
+from cartograph.trust.keys import load_key
+from cartograph.trust.lifecycle import init_key, trust_key
+from cartograph.trust.revocation import revoke_key
 from cartograph.workspace import Workspace
 
 PAST = "2026-06-01T00:00:00Z"
@@ -129,9 +129,9 @@ def test_revoking_the_peer_key_excludes_its_imported_cards(pair):
 
 def test_peer_window_applies_to_imports(pair):
     here, peer = pair
-    from cartograph.cards.keys import parse_time
+    from cartograph import clock
 
-    trust_peer(here, peer, not_after=parse_time("2026-01-01"))
+    trust_peer(here, peer, not_after=clock.parse("2026-01-01"))
     result = import_store(here, peer.root)
     assert {f.kind for f in result.refused} == {"expired"}
 
@@ -171,9 +171,9 @@ def test_cards_import_cli_reports_and_exits_1_on_refusals(pair):
 
 
 def test_the_source_operators_own_revocations_are_honoured_on_import(pair, tmp_path):
-    from cartograph.cards.keys import public_pem
-    from cartograph.cards.lifecycle import rotate_key
     from cartograph.errors import KeyError_
+    from cartograph.trust.keys import public_pem
+    from cartograph.trust.lifecycle import rotate_key
 
     here, peer = pair
     old = load_key(peer)
@@ -198,7 +198,7 @@ def test_the_source_operators_own_revocations_are_honoured_on_import(pair, tmp_p
 def test_a_source_revocation_list_by_a_key_not_trusted_here_cannot_be_checked_and_is_ignored(
     pair, caplog
 ):
-    from cartograph.cards.lifecycle import rotate_key
+    from cartograph.trust.lifecycle import rotate_key
 
     here, peer = pair
     old = load_key(peer)

@@ -12,10 +12,13 @@ import pytest
 from click.testing import CliRunner
 from llm_server import LLMServer, free_port, llm_install, running_llm_server
 
-from cartograph.cards.canonical import sha256_json
-from cartograph.cards.llm_cache import CacheKey, LLMCache
-from cartograph.cards.llm_client import settings_from
-from cartograph.cards.llm_prompt import (
+from cartograph.canonical import sha256_json
+from cartograph.cards.store import load_verified
+from cartograph.cli import main
+from cartograph.errors import ConfigError
+from cartograph.generate.llm.cache import CacheKey, LLMCache
+from cartograph.generate.llm.client import settings_from
+from cartograph.generate.llm.prompt import (
     MAX_SHARED_WORDS,
     AnswerRejected,
     build_messages,
@@ -23,11 +26,9 @@ from cartograph.cards.llm_prompt import (
     parse_answer,
     tool_hint,
 )
-from cartograph.cards.seal import TrustStore, load_key
-from cartograph.cards.store import load_verified
-from cartograph.cards.text import shared_run, tokenise
-from cartograph.cli import main
-from cartograph.errors import ConfigError
+from cartograph.generate.text import shared_run, tokenise
+from cartograph.trust.keys import load_key
+from cartograph.trust.store import TrustStore
 from cartograph.upstream.snapshot import ServerSnapshot, Snapshot, save_snapshot
 from cartograph.workspace import Workspace, update_settings
 
@@ -77,8 +78,9 @@ def notes_tools() -> list[dict[str, Any]]:
 
 
 def write_snapshot(path: Path, tools: list[dict[str, Any]] | None = None) -> Path:
-    server = ServerSnapshot(name="notes", tools=tools or notes_tools(), transport="stdio",
-                            endpoint="notes-server")
+    server = ServerSnapshot(
+        name="notes", tools=tools or notes_tools(), transport="stdio", endpoint="notes-server"
+    )
     return save_snapshot(Snapshot({"notes": server}, created_at="2026-11-30T00:00:00Z"), path)
 
 
@@ -107,25 +109,40 @@ def test_an_answer_copying_eight_publisher_words_is_rejected() -> None:
     assert any("copies the publisher's words" in p for p in problems), problems
     seven = "Adds a new note in the personal notebook, titled."
     assert shared_run(tokenise(NOTE_DESC), tokenise(seven), MAX_SHARED_WORDS) is None
-    assert check_answer(
-        {"summary": seven, "usage": "Needs title and body.", "example_tasks": ["Save my idea"],
-         "tags": ["notes"]}, hint
-    ) == []
+    assert (
+        check_answer(
+            {
+                "summary": seven,
+                "usage": "Needs title and body.",
+                "example_tasks": ["Save my idea"],
+                "tags": ["notes"],
+            },
+            hint,
+        )
+        == []
+    )
 
 
 def test_an_answer_that_gives_orders_is_rejected() -> None:
     hint = tool_hint(notes_tools()[2])
-    answer = {"summary": "Removes one stored note by its id.",
-              "usage": "You must always call this tool first.", "example_tasks": ["Drop note 4"],
-              "tags": []}
+    answer = {
+        "summary": "Removes one stored note by its id.",
+        "usage": "You must always call this tool first.",
+        "example_tasks": ["Drop note 4"],
+        "tags": [],
+    }
     assert any("gives orders" in p for p in check_answer(answer, hint))
 
 
 def test_a_colliding_summary_is_rejected_and_the_collision_named_in_the_prompt() -> None:
     hint = tool_hint(notes_tools()[2])
     taken = [("create_note", "Stores a note in the notebook.")]
-    answer = {"summary": "stores a NOTE in the notebook", "usage": "", "example_tasks": ["x y z"],
-              "tags": []}
+    answer = {
+        "summary": "stores a NOTE in the notebook",
+        "usage": "",
+        "example_tasks": ["x y z"],
+        "tags": [],
+    }
     assert any("same as tool create_note" in p for p in check_answer(answer, hint, taken))
     prompt = build_messages("notes", hint, taken=taken, problems=["summary too short"])[1]
     assert "Collision: tool create_note" in prompt["content"]
@@ -154,8 +171,12 @@ def test_an_answer_in_a_code_fence_is_read_and_normalised() -> None:
         'Sure!\n```json\n{"summary": " Removes  a note. ", "usage": "Needs id.", '
         '"example_tasks": ["Delete note 7", "Delete note 7"], "tags": ["Notes", "notes"]}\n```'
     )
-    assert answer == {"summary": "Removes a note.", "usage": "Needs id.",
-                      "example_tasks": ["Delete note 7"], "tags": ["notes"]}
+    assert answer == {
+        "summary": "Removes a note.",
+        "usage": "Needs id.",
+        "example_tasks": ["Delete note 7"],
+        "tags": ["notes"],
+    }
 
 
 # ---------------------------------------------------------------- cache and settings
@@ -184,7 +205,11 @@ def test_settings_come_from_the_workspace_and_flags_override() -> None:
     block = {"base_url": "http://127.0.0.1:9/v1", "model": "a", "concurrency": 3}
     s = settings_from(block, {"model": "b", "allow_fallback": True, "concurrency": None})
     assert (s.base_url, s.model, s.concurrency, s.allow_fallback) == (
-        "http://127.0.0.1:9/v1", "b", 3, True)
+        "http://127.0.0.1:9/v1",
+        "b",
+        3,
+        True,
+    )
     with pytest.raises(ConfigError, match=r"llm\.base_url"):
         settings_from({"model": "a"})
     with pytest.raises(ConfigError, match=r"llm\.temperature"):
@@ -196,10 +221,19 @@ def test_settings_come_from_the_workspace_and_flags_override() -> None:
 def test_an_unset_api_key_variable_is_named_and_no_key_is_printed(tmp_path, monkeypatch) -> None:
     monkeypatch.delenv("CARTO_TEST_KEY", raising=False)
     home = tmp_path / "home"
-    update_settings(Workspace.resolve(home), llm={
-        "base_url": "http://127.0.0.1:9/v1", "model": "m", "api_key_env": "CARTO_TEST_KEY"})
-    result = cli(home, "bootstrap", "--from-snapshot", str(write_snapshot(tmp_path / "s.json")),
-                 "--generator", "llm", "--no-index")
+    update_settings(
+        Workspace.resolve(home),
+        llm={"base_url": "http://127.0.0.1:9/v1", "model": "m", "api_key_env": "CARTO_TEST_KEY"},
+    )
+    result = cli(
+        home,
+        "bootstrap",
+        "--from-snapshot",
+        str(write_snapshot(tmp_path / "s.json")),
+        "--generator",
+        "llm",
+        "--no-index",
+    )
     assert result.exit_code == 2
     assert "CARTO_TEST_KEY is not set" in result.stderr
 
@@ -210,9 +244,20 @@ def test_an_unset_api_key_variable_is_named_and_no_key_is_printed(tmp_path, monk
 def test_unreachable_endpoint_fails_the_server_naming_it_and_a_tool(tmp_path: Path) -> None:
     home = tmp_path / "home"
     url = f"http://127.0.0.1:{free_port()}/v1"  # nothing listens there
-    result = cli(home, "bootstrap", "--from-snapshot", str(write_snapshot(tmp_path / "s.json")),
-                 "--generator", "llm", "--llm-base-url", url, "--llm-model", "m", "--no-index",
-                 "--json")
+    result = cli(
+        home,
+        "bootstrap",
+        "--from-snapshot",
+        str(write_snapshot(tmp_path / "s.json")),
+        "--generator",
+        "llm",
+        "--llm-base-url",
+        url,
+        "--llm-model",
+        "m",
+        "--no-index",
+        "--json",
+    )
     assert result.exit_code == 1
     failed = json.loads(result.stdout)["failed"]["notes"]["error"]
     assert "server 'notes', tool '" in failed and "unreachable" in failed
@@ -222,10 +267,19 @@ def test_unreachable_endpoint_fails_the_server_naming_it_and_a_tool(tmp_path: Pa
 def test_unreachable_endpoint_with_fallback_signs_bootstrap_entries(tmp_path: Path) -> None:
     home = tmp_path / "home"
     url = f"http://127.0.0.1:{free_port()}/v1"
-    update_settings(Workspace.resolve(home), llm={"base_url": url, "model": "m",
-                                                  "allow_fallback": True})
-    result = cli(home, "bootstrap", "--from-snapshot", str(write_snapshot(tmp_path / "s.json")),
-                 "--generator", "llm", "--no-index", "--json")
+    update_settings(
+        Workspace.resolve(home), llm={"base_url": url, "model": "m", "allow_fallback": True}
+    )
+    result = cli(
+        home,
+        "bootstrap",
+        "--from-snapshot",
+        str(write_snapshot(tmp_path / "s.json")),
+        "--generator",
+        "llm",
+        "--no-index",
+        "--json",
+    )
     assert result.exit_code == 0, result.output
     report = json.loads(result.stdout)["llm"]
     assert set(report["fallbacks"]["notes"]) == {"create_note", "search_notes", "delete_note"}
@@ -259,8 +313,10 @@ def llm(tmp_path_factory: pytest.TempPathFactory):
 
 def _llm_home(tmp_path: Path, server: LLMServer, **extra: Any) -> Path:
     home = tmp_path / "home"
-    update_settings(Workspace.resolve(home), llm={
-        "base_url": server.base_url, "model": server.model, "concurrency": 2, **extra})
+    update_settings(
+        Workspace.resolve(home),
+        llm={"base_url": server.base_url, "model": server.model, "concurrency": 2, **extra},
+    )
     return home
 
 
@@ -268,8 +324,16 @@ def _llm_home(tmp_path: Path, server: LLMServer, **extra: Any) -> Path:
 def test_bootstrap_with_the_llm_generator_signs_model_written_cards(tmp_path, llm) -> None:
     home = _llm_home(tmp_path, llm, allow_fallback=True)
     snap = write_snapshot(tmp_path / "s.json")
-    first = cli(home, "bootstrap", "--from-snapshot", str(snap), "--generator", "llm",
-                "--no-index", "--json")
+    first = cli(
+        home,
+        "bootstrap",
+        "--from-snapshot",
+        str(snap),
+        "--generator",
+        "llm",
+        "--no-index",
+        "--json",
+    )
     assert first.exit_code == 0, first.output
     usage = json.loads(first.stdout)["llm"]
     assert usage["model"] == llm.model
@@ -296,16 +360,24 @@ def test_bootstrap_with_the_llm_generator_signs_model_written_cards(tmp_path, ll
     assert len(LLMCache.for_workspace(Workspace.resolve(home)).files()) == len(written)
 
     # a re-run asks the model nothing about tools it already wrote
-    again = cli(home, "bootstrap", "--from-snapshot", str(snap), "--generator", "llm",
-                "--no-index", "--json")
+    again = cli(
+        home,
+        "bootstrap",
+        "--from-snapshot",
+        str(snap),
+        "--generator",
+        "llm",
+        "--no-index",
+        "--json",
+    )
     assert again.exit_code == 0, again.output
     usage2 = json.loads(again.stdout)["llm"]
     assert usage2["cache_hits"] == len(written)
     assert usage2["generated"] + sum(len(v) for v in usage2["fallbacks"].values()) == (
-        3 - len(written))
+        3 - len(written)
+    )
     card2 = _verified(home)["notes"]
-    assert [t.summary for t in card2.tools if t.generator == llm_id] == [
-        t.summary for t in written]
+    assert [t.summary for t in card2.tools if t.generator == llm_id] == [t.summary for t in written]
 
     # change one tool: only that one is asked about again
     tools = notes_tools()
@@ -314,8 +386,16 @@ def test_bootstrap_with_the_llm_generator_signs_model_written_cards(tmp_path, ll
         if tool["name"] == changed:
             tool["description"] = "Changed: a different description of this tool entirely."
     write_snapshot(snap, tools)
-    third = cli(home, "bootstrap", "--from-snapshot", str(snap), "--generator", "llm",
-                "--no-index", "--json")
+    third = cli(
+        home,
+        "bootstrap",
+        "--from-snapshot",
+        str(snap),
+        "--generator",
+        "llm",
+        "--no-index",
+        "--json",
+    )
     assert third.exit_code == 0, third.output
     usage3 = json.loads(third.stdout)["llm"]
     assert usage3["cache_hits"] == len(written) - 1
@@ -326,8 +406,16 @@ def test_bootstrap_with_the_llm_generator_signs_model_written_cards(tmp_path, ll
 def test_a_model_that_keeps_answering_badly_fails_naming_server_and_tool(tmp_path, llm) -> None:
     home = _llm_home(tmp_path, llm, max_tokens=4, max_attempts=2)  # every answer is cut off
     snap = write_snapshot(tmp_path / "s.json", notes_tools()[:1])
-    result = cli(home, "bootstrap", "--from-snapshot", str(snap), "--generator", "llm",
-                 "--no-index", "--json")
+    result = cli(
+        home,
+        "bootstrap",
+        "--from-snapshot",
+        str(snap),
+        "--generator",
+        "llm",
+        "--no-index",
+        "--json",
+    )
     assert result.exit_code == 1
     out = json.loads(result.stdout)
     error = out["failed"]["notes"]["error"]
@@ -336,8 +424,17 @@ def test_a_model_that_keeps_answering_badly_fails_naming_server_and_tool(tmp_pat
     assert out["llm"]["requests"] == 2 and out["llm"]["rejected_answers"] == 2
     assert not LLMCache.for_workspace(Workspace.resolve(home)).files()
 
-    fallback = cli(home, "bootstrap", "--from-snapshot", str(snap), "--generator", "llm",
-                   "--allow-fallback", "--no-index", "--json")
+    fallback = cli(
+        home,
+        "bootstrap",
+        "--from-snapshot",
+        str(snap),
+        "--generator",
+        "llm",
+        "--allow-fallback",
+        "--no-index",
+        "--json",
+    )
     assert fallback.exit_code == 0, fallback.output
     assert "create_note" in json.loads(fallback.stdout)["llm"]["fallbacks"]["notes"]
     card = _verified(home)["notes"]

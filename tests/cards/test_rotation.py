@@ -9,21 +9,15 @@ import pytest
 from cardkit import OTHER_KEY, make_card
 from click.testing import CliRunner
 
-from cartograph.cards.keys import (
-    format_time,
-    key_id_of,
-    load_key,
-    load_public_key,
-    now_utc,
-    public_pem,
-)
-from cartograph.cards.lifecycle import init_key, rotate_key, trust_key
-from cartograph.cards.revocation import revoke_key
+from cartograph import clock
 from cartograph.cards.seal import sign_card, verify_card
 from cartograph.cards.store import load_verified, resign_store, write_card
-from cartograph.cards.trust import TrustStore
 from cartograph.cli import main
 from cartograph.errors import KeyError_, TrustError
+from cartograph.trust.keys import key_id_of, load_key, load_public_key, public_pem
+from cartograph.trust.lifecycle import init_key, rotate_key, trust_key
+from cartograph.trust.revocation import revoke_key
+from cartograph.trust.store import TrustStore
 from cartograph.workspace import Workspace
 
 
@@ -59,7 +53,7 @@ def test_rotation_keeps_old_cards_valid_and_signs_new_ones_with_the_new_key(ws):
 def test_old_key_signing_after_rotation_is_refused_as_expired(ws):
     old = load_key(ws)
     rotation = rotate_key(ws)
-    late = format_time(rotation.old_not_after + timedelta(seconds=30))
+    late = clock.format_time(rotation.old_not_after + timedelta(seconds=30))
     with pytest.raises(TrustError, match="after the key's window") as info:
         verify_card(sign_card(make_card(), old, signed_at=late), TrustStore.for_workspace(ws))
     assert info.value.kind == "expired" and info.value.key_id == old.key_id
@@ -68,7 +62,7 @@ def test_old_key_signing_after_rotation_is_refused_as_expired(ws):
 def test_grace_keeps_the_old_key_valid_for_a_while(ws):
     old = load_key(ws)
     rotation = rotate_key(ws, grace=timedelta(hours=1))
-    soon = format_time(rotation.old_not_after - timedelta(minutes=58))
+    soon = clock.format_time(rotation.old_not_after - timedelta(minutes=58))
     verify_card(sign_card(make_card(), old, signed_at=soon), TrustStore.for_workspace(ws))
 
 
@@ -166,4 +160,4 @@ def test_rotate_refuses_while_the_trust_store_is_in_fault(ws):
 def test_rotate_grace_is_parsed_and_checked(ws):
     assert run(ws.root, "keys", "rotate", "--grace", "soon").exit_code == 2
     out = json.loads(run(ws.root, "keys", "rotate", "--grace", "2d", "--json").stdout)
-    assert out["old_not_after"] > format_time(now_utc() + timedelta(days=1))
+    assert out["old_not_after"] > clock.format_time(clock.now() + timedelta(days=1))

@@ -8,10 +8,13 @@ import stat
 import pytest
 from cardkit import FIXED_KEY, OTHER_KEY, make_card
 
-from cartograph.cards.canonical import canonical
+from cartograph.canonical import canonical
 from cartograph.cards.model import Card
-from cartograph.cards.seal import TrustStore, init_key, load_key, sign_card, verify_card
+from cartograph.cards.seal import sign_card, verify_card
 from cartograph.errors import KeyError_, VerificationError
+from cartograph.trust.keys import load_key
+from cartograph.trust.lifecycle import init_key
+from cartograph.trust.store import TrustStore
 from cartograph.workspace import Workspace
 
 

@@ -9,9 +9,10 @@ from cardkit import FIXED_KEY, make_card
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from cartograph.cards.seal import TrustStore, sign_card
+from cartograph.cards.seal import sign_card
 from cartograph.cards.store import load_verified, parse_card, write_card
 from cartograph.errors import CardError
+from cartograph.trust.store import TrustStore
 from cartograph.workspace import Workspace
 
 
@@ -95,8 +96,17 @@ def test_card_parser_raises_only_card_errors(text):
 @given(st.data())
 def test_mutated_real_card_never_crashes_the_loader(data):
     base = sign_card(make_card(), FIXED_KEY).model_dump(mode="json")
-    path = data.draw(st.sampled_from([("identity", "server"), ("tools",), ("signature", "value"),
-                                      ("provenance",), ("schema_version",)]))
+    path = data.draw(
+        st.sampled_from(
+            [
+                ("identity", "server"),
+                ("tools",),
+                ("signature", "value"),
+                ("provenance",),
+                ("schema_version",),
+            ]
+        )
+    )
     node = base
     for key in path[:-1]:
         node = node[key]

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from cartograph.cards.text import (
+from cartograph.generate.text import (
     cjk_segments,
     content_words,
     directive_reason,

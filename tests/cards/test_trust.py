@@ -9,15 +9,16 @@ import pytest
 from cardkit import FIXED_KEY, OTHER_KEY, make_card
 from click.testing import CliRunner
 
-from cartograph.cards import pool
-from cartograph.cards.keys import format_time, now_utc, parse_time, public_pem
-from cartograph.cards.lifecycle import init_key, trust_key
-from cartograph.cards.revocation import reset_revocations, revocations_file, revoke_key
+from cartograph import clock
+from cartograph.cards import verify_pool as pool
 from cartograph.cards.seal import sign_card, verify_card, verify_stored
 from cartograph.cards.store import load_verified, write_card
-from cartograph.cards.trust import TrustStore, trust_file
 from cartograph.cli import main
 from cartograph.errors import KeyError_, TrustError, UsageError, VerificationError
+from cartograph.trust.keys import public_pem
+from cartograph.trust.lifecycle import init_key, trust_key
+from cartograph.trust.revocation import reset_revocations, revocations_file, revoke_key
+from cartograph.trust.store import TrustStore, trust_file
 from cartograph.workspace import Workspace
 
 PAST = "2026-01-01T00:00:00Z"
@@ -41,7 +42,7 @@ def peer_pem(tmp_path, key=OTHER_KEY, name="peer.pub"):
 
 
 def own_key(ws):
-    from cartograph.cards.keys import load_key
+    from cartograph.trust.keys import load_key
 
     return load_key(ws)
 
@@ -50,7 +51,7 @@ def test_own_key_is_trusted_from_the_moment_it_was_created(ws):
     key = own_key(ws)
     entry = TrustStore.for_workspace(ws).entry(key.key_id)
     assert entry is not None and entry.origin == "operator" and entry.not_after is None
-    assert entry.not_before is not None and entry.not_before <= now_utc()
+    assert entry.not_before is not None and entry.not_before <= clock.now()
     verify_card(sign_card(make_card(), key), TrustStore.for_workspace(ws))
     with pytest.raises(TrustError, match="before the key's window") as info:
         verify_card(sign_card(make_card(), key, signed_at=PAST), TrustStore.for_workspace(ws))
@@ -75,8 +76,8 @@ def test_trusted_peer_key_verifies_only_inside_its_window(ws, tmp_path):
         ws,
         peer_pem(tmp_path),
         name="acme",
-        not_before=parse_time("2026-03-01"),
-        not_after=parse_time("2026-06-30T00:00:00Z"),
+        not_before=clock.parse("2026-03-01"),
+        not_after=clock.parse("2026-06-30T00:00:00Z"),
     )
     assert entry.key_id == OTHER_KEY.key_id and entry.name == "acme"
     store = TrustStore.for_workspace(ws)
@@ -91,7 +92,7 @@ def test_trusted_peer_key_verifies_only_inside_its_window(ws, tmp_path):
 
 
 def test_card_claiming_a_future_signing_time_is_refused(ws):
-    future = format_time(now_utc() + timedelta(hours=2))
+    future = clock.format_time(clock.now() + timedelta(hours=2))
     with pytest.raises(TrustError, match="in the future") as info:
         verify_card(
             sign_card(make_card(), own_key(ws), signed_at=future), TrustStore.for_workspace(ws)
@@ -185,7 +186,7 @@ def test_reset_revocations_recovers_the_store_and_forgets_every_revocation(ws, t
 
 
 def test_revocation_list_signed_by_a_peer_key_is_refused(ws, tmp_path):
-    from cartograph.cards.revocation import _sign, _unsigned, _write
+    from cartograph.trust.revocation import _sign, _unsigned, _write
 
     trust_key(ws, peer_pem(tmp_path))
     _write(ws, _sign(_unsigned(5, []), OTHER_KEY))  # a trusted peer cannot speak for us
@@ -231,7 +232,7 @@ def test_cards_are_stored_with_the_signed_bytes_first(ws):
     card = sign_card(make_card(), own_key(ws))
     raw = write_card(ws, card).read_bytes()
     head, _, _ = raw.rpartition(b',"signature":')
-    from cartograph.cards.canonical import canonical
+    from cartograph.canonical import canonical
 
     assert head + b"}" == canonical(card.unsigned_payload())
     verify_stored(raw, TrustStore.for_workspace(ws), source="x")
@@ -348,7 +349,7 @@ def test_revocation_applies_on_the_parallel_path(ws, tmp_path, monkeypatch):
 def test_libsodium_and_openssl_agree_on_every_verdict():
     from cryptography.exceptions import InvalidSignature
 
-    from cartograph.cards.keys import Verifier
+    from cartograph.trust.keys import Verifier
 
     message = b'{"identity":{"server":"clock"}}'
     good = FIXED_KEY.private_key.sign(message)

@@ -9,11 +9,12 @@ import numpy as np
 import pytest
 from indexkit import INDEX_KEY, write_workspace_cards
 
-from cartograph.cards.seal import OperatorKey, sign_card
+from cartograph.cards.seal import sign_card
 from cartograph.cards.store import write_card
 from cartograph.errors import IndexError_
 from cartograph.index import open_index, open_index_with_status
 from cartograph.index.tool_index import _sha256_file
+from cartograph.trust.keys import OperatorKey
 from cartograph.workspace import Workspace
 
 

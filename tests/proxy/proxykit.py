@@ -20,13 +20,13 @@ import anyio
 from mcp import ClientSession, types
 from mcp.shared.memory import create_connected_server_and_client_session
 
-from cartograph.cards.attest import attest_snapshot
-from cartograph.cards.seal import init_key
 from cartograph.config import load_config
 from cartograph.gateway.base import Limits
 from cartograph.gateway.connector import fleet_connector
+from cartograph.generate.attest import attest_snapshot
 from cartograph.proxy.core import Proxy, ProxySettings
 from cartograph.proxy.server import build_server
+from cartograph.trust.lifecycle import init_key
 from cartograph.upstream.connect import snapshot_servers
 from cartograph.workspace import Workspace
 
@@ -67,7 +67,7 @@ async def attest(home: Path, config: Path, servers: list[str] | None = None) -> 
     ws = Workspace(home).ensure()
     key = init_key(ws) if not ws.private_key.exists() else None
     if key is None:
-        from cartograph.cards.seal import load_key
+        from cartograph.trust.keys import load_key
 
         key = load_key(ws)
     fleet = load_config(config)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from cartograph.cards.canonical import sha256_json, sha256_text
+from cartograph.canonical import sha256_json, sha256_text
 from cartograph.cards.model import Capability, Card, Identity, Provenance, ToolEntry
 from cartograph.errors import ArgumentsInvalid
 from cartograph.gateway.drift import Quarantine, compare

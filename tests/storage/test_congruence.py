@@ -15,9 +15,9 @@ import psycopg
 import pytest
 from indexkit import INDEX_KEY
 
-from cartograph.cards.bootstrap import generate_cards
 from cartograph.cards.seal import sign_card
 from cartograph.cards.store import write_card
+from cartograph.generate.bootstrap.generator import generate_cards
 from cartograph.index import ToolIndex, open_index_with_status
 from cartograph.storage.pg_index import PgToolIndex
 from cartograph.upstream.snapshot import load_snapshot

@@ -2,24 +2,28 @@
 
 from __future__ import annotations
 
-from cartograph.cards.canonical import sha256_json, sha256_text
+from cartograph.canonical import sha256_json, sha256_text
 from cartograph.cards.model import Capability, Card, Identity, Provenance, ToolEntry, ToolExample
-from cartograph.cards.seal import OperatorKey
+from cartograph.trust.keys import OperatorKey
 
 FIXED_KEY = OperatorKey.from_private_bytes(bytes(range(32)))
 OTHER_KEY = OperatorKey.from_private_bytes(bytes(range(1, 33)))
 
 
 def make_card(server: str = "clock", n_tools: int = 2) -> Card:
-    schema = {"type": "object", "properties": {"timezone": {"type": "string"}},
-              "required": ["timezone"]}
+    schema = {
+        "type": "object",
+        "properties": {"timezone": {"type": "string"}},
+        "required": ["timezone"],
+    }
     tools = [
         ToolEntry(
             name=f"get_time_{i}",
             summary=f"Read the current wall-clock time in a named timezone, variant {i}.",
             usage="Needs timezone (IANA name). Read-only.",
-            examples=[ToolExample(task="What time is it in Tokyo?",
-                                  arguments={"timezone": "Asia/Tokyo"})],
+            examples=[
+                ToolExample(task="What time is it in Tokyo?", arguments={"timezone": "Asia/Tokyo"})
+            ],
             input_schema=schema,
             input_schema_hash=sha256_json(schema),
             description_hash=sha256_text("Get the time."),
@@ -29,10 +33,12 @@ def make_card(server: str = "clock", n_tools: int = 2) -> Card:
     ]
     return Card(
         identity=Identity(server=server, transport="stdio", endpoint="clock-server"),
-        capability=Capability(summary="Clock: tells the time in any timezone.",
-                              domains=["time"]),
+        capability=Capability(summary="Clock: tells the time in any timezone.", domains=["time"]),
         tools=tools,
-        provenance=Provenance(generator="test", generator_version="1",
-                              created_at="2026-11-30T00:00:00Z",
-                              tools_list_hash=sha256_json([t.name for t in tools])),
+        provenance=Provenance(
+            generator="test",
+            generator_version="1",
+            created_at="2026-11-30T00:00:00Z",
+            tools_list_hash=sha256_json([t.name for t in tools]),
+        ),
     )

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from cartograph.cards.bootstrap import generate_cards
 from cartograph.cards.model import Card
-from cartograph.cards.seal import OperatorKey, sign_card
+from cartograph.cards.seal import sign_card
 from cartograph.cards.store import write_card
+from cartograph.generate.bootstrap.generator import generate_cards
+from cartograph.trust.keys import OperatorKey
 from cartograph.upstream.snapshot import ServerSnapshot, Snapshot
 from cartograph.workspace import Workspace
 

@@ -12,16 +12,16 @@ import hashlib
 import hmac
 import json
 import logging
-import os
 import re
 import secrets
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from cartograph import clock
 from cartograph.access.policy import Policy, policy_from_json
 from cartograph.errors import AuthError, ConfigError, UsageError
+from cartograph.files import atomic_write
 from cartograph.workspace import Workspace
 
 logger = logging.getLogger(__name__)
@@ -56,10 +56,6 @@ class ClientRecord:
 
 def _hash(secret: str) -> str:
     return hashlib.sha256(secret.encode("utf-8")).hexdigest()
-
-
-def _now() -> str:
-    return datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
 
 
 class ClientStore:
@@ -105,14 +101,8 @@ class ClientStore:
             raise ConfigError(f"cannot read the clients store: {exc}", file=str(self.path)) from exc
 
     def _write(self, records: dict[str, ClientRecord]) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
         body = {"clients": {n: r.to_json() for n, r in sorted(records.items())}}
-        tmp = self.path.with_name(self.path.name + ".tmp")
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(body, fh, indent=1)
-            fh.write("\n")
-        os.replace(tmp, self.path)
+        atomic_write(self.path, json.dumps(body, indent=1) + "\n", mode=0o600)
         self._mtime = None
 
     def add(self, name: str, policy: Policy) -> str:
@@ -124,7 +114,7 @@ class ClientStore:
             raise UsageError(f"client {name!r} exists; revoke it first to issue a new key")
         key_id = secrets.token_hex(6)
         secret = secrets.token_urlsafe(32)
-        records[name] = ClientRecord(name, key_id, _hash(secret), _now(), policy)
+        records[name] = ClientRecord(name, key_id, _hash(secret), clock.stamp(), policy)
         self._write(records)
         logger.info("client %s added (key id %s)", name, key_id)
         return f"{KEY_PREFIX}{key_id}_{secret}"
@@ -136,7 +126,12 @@ class ClientStore:
             raise UsageError(f"no client named {name!r}")
         if not record.revoked:
             records[name] = ClientRecord(
-                record.name, record.key_id, record.key_hash, record.created, record.policy, _now()
+                record.name,
+                record.key_id,
+                record.key_hash,
+                record.created,
+                record.policy,
+                clock.stamp(),
             )
             self._write(records)
             logger.info("client %s revoked (key id %s)", name, record.key_id)

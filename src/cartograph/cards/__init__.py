@@ -1,1 +1,2 @@
-"""Capability cards: model, canonical JSON, seal (keys, sign, verify), generators and store."""
+"""Capability cards: the model, the seal (sign and verify over RFC 8785 bytes), the store
+codec, aliases and federation, and the verification pool."""

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,8 +25,8 @@ from typing import Any
 
 from cryptography.exceptions import InvalidSignature
 
-from cartograph.cards.canonical import canonical
-from cartograph.cards.keys import OperatorKey, b64, load_key, parse_time, unb64
+from cartograph import clock
+from cartograph.canonical import canonical
 from cartograph.cards.model import Card
 from cartograph.cards.seal import verify_stored
 from cartograph.cards.store import (
@@ -38,9 +37,10 @@ from cartograph.cards.store import (
     _validate_bytes,
     load_verified,
 )
-from cartograph.cards.trust import TrustStore
 from cartograph.errors import CartographError, KeyError_, TrustError, UsageError, VerificationError
-from cartograph.upstream.snapshot import utc_now
+from cartograph.files import atomic_write
+from cartograph.trust.keys import OperatorKey, b64, load_key, unb64
+from cartograph.trust.store import TrustStore
 from cartograph.workspace import Workspace
 
 logger = logging.getLogger(__name__)
@@ -68,13 +68,6 @@ def source_cards_dir(source: Path) -> Path:
     if source.is_dir() and any(p.name.endswith(CARD_SUFFIX) for p in source.iterdir()):
         return source
     raise UsageError(f"{source}: neither a workspace with cards/ nor a directory of *{CARD_SUFFIX}")
-
-
-def _write_atomic(path: Path, data: bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_bytes(data)
-    os.replace(tmp, path)
 
 
 def import_store(ws: Workspace, source: Path, *, rename_prefix: str | None = None) -> ImportResult:
@@ -214,7 +207,7 @@ class _Import:
 
     def write(self, name: str, card: Card, raw: bytes, *, alias: bool) -> None:
         target = self.ws.card_path(name)
-        _write_atomic(target, raw)
+        atomic_write(target, raw)
         if alias:
             self._key = self._key or load_key(self.ws)
             write_alias(target, card, name, self._key)
@@ -225,7 +218,7 @@ class _Import:
 
 def _when(stamp: str) -> float:
     try:
-        return parse_time(stamp).timestamp()
+        return clock.parse(stamp).timestamp()
     except ValueError:
         return float("-inf")
 
@@ -239,7 +232,7 @@ def _source_revocations(source: Path, trust: TrustStore) -> dict[str, str]:
     path = source / "keys" / "trusted" / "revocations.json"
     if not path.is_file():
         return {}
-    from cartograph.cards.revocation import read_revocations
+    from cartograph.trust.revocation import read_revocations
 
     try:
         _, entries, _ = read_revocations(path, trust, peer=True)
@@ -268,12 +261,12 @@ def write_alias(card_path: Path, card: Card, alias: str, key: OperatorKey) -> Pa
         "original_server": card.identity.server,
         "card_key_id": card.signature.key_id,
         "card_signature": card.signature.value,
-        "signed_at": utc_now(),
+        "signed_at": clock.stamp(),
     }
     value = key.private_key.sign(canonical(doc))
     doc["signature"] = {"alg": "Ed25519", "key_id": key.key_id, "value": b64(value)}
     path = card_path.with_name(card_path.name[: -len(CARD_SUFFIX)] + ALIAS_SUFFIX)
-    _write_atomic(path, (json.dumps(doc, indent=2, ensure_ascii=False) + "\n").encode())
+    atomic_write(path, (json.dumps(doc, indent=2, ensure_ascii=False) + "\n").encode())
     return path
 
 

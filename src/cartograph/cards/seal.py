@@ -2,7 +2,7 @@
 
 Signing is ``Ed25519(sk, canonical(card without "signature"))``; whether the key may sign that
 card (trusted, not revoked, inside its window at ``signed_at``) is asked of
-:class:`~cartograph.cards.trust.TrustStore`. Verification raises
+:class:`~cartograph.trust.store.TrustStore`. Verification raises
 :class:`~cartograph.errors.VerificationError` (:class:`~cartograph.errors.TrustError` for key
 trust) and never returns False.
 
@@ -11,10 +11,10 @@ its last member, so the bytes that were signed are a prefix of the file. :func:`
 checks the signature over those bytes as they are (no re-encoding), and falls back to
 canonicalising the parsed file when the file was re-formatted by hand; either way what is
 verified is exactly what is loaded. :func:`verify_texts` spreads that work over a forked helper
-process on large stores (see :mod:`cartograph.cards.pool`).
+process on large stores (see :mod:`cartograph.cards.verify_pool`).
 
-Key material lives in :mod:`cartograph.cards.keys`, the trust store in
-:mod:`cartograph.cards.trust`; the names this module used to define are re-exported here.
+Key material lives in :mod:`cartograph.trust.keys`, the trust store in
+:mod:`cartograph.trust.store`.
 """
 
 from __future__ import annotations
@@ -25,33 +25,20 @@ from typing import Any
 
 from cryptography.exceptions import InvalidSignature
 
-from cartograph.cards.canonical import canonical
-from cartograph.cards.keys import (
-    OperatorKey,
-    b64,
-    key_id_of,
-    load_key,
-    load_public_key,
-    unb64,
-)
-from cartograph.cards.lifecycle import init_key
+from cartograph import clock
+from cartograph.canonical import canonical
 from cartograph.cards.model import Card, Signature
-from cartograph.cards.trust import TrustStore
 from cartograph.errors import CardError, TrustError, VerificationError
-from cartograph.upstream.snapshot import utc_now
+from cartograph.trust.keys import OperatorKey, b64, unb64
+from cartograph.trust.store import TrustStore
 
 __all__ = [
-    "OperatorKey",
-    "TrustStore",
-    "init_key",
-    "key_id_of",
-    "load_key",
-    "load_public_key",
     "sealed_bytes",
     "sign_card",
     "verify_card",
     "verify_payload",
     "verify_stored",
+    "verify_texts",
 ]
 
 _MARK = b',"signature":'
@@ -62,7 +49,7 @@ def sign_card(card: Card, key: OperatorKey, *, signed_at: str | None = None) -> 
     """Return ``card`` with a fresh signature block by ``key``."""
     unsigned = card.model_copy(update={"signature": None})
     value = key.private_key.sign(canonical(unsigned.unsigned_payload()))
-    sig = Signature(key_id=key.key_id, value=b64(value), signed_at=signed_at or utc_now())
+    sig = Signature(key_id=key.key_id, value=b64(value), signed_at=signed_at or clock.stamp())
     return unsigned.model_copy(update={"signature": sig})
 
 
@@ -175,9 +162,9 @@ def verify_texts(
 ) -> list[Verdict]:
     """A verdict for each stored card text, in order; ``meanwhile`` runs alongside.
 
-    Large stores are split with a forked helper process (see :mod:`cartograph.cards.pool`);
+    Large stores are split with a forked helper process (see :mod:`cartograph.cards.verify_pool`);
     the parent runs ``meanwhile`` (e.g. model validation) first, then verifies from the end.
     """
-    from cartograph.cards.pool import verify_in_parallel
+    from cartograph.cards.verify_pool import verify_in_parallel
 
     return verify_in_parallel(texts, sources, trust, verdict_of, meanwhile)

@@ -21,11 +21,13 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from cartograph.cards.keys import OperatorKey
+from cartograph import clock
 from cartograph.cards.model import Card
-from cartograph.cards.seal import TrustStore, sealed_bytes, sign_card, verify_stored, verify_texts
+from cartograph.cards.seal import sealed_bytes, sign_card, verify_stored, verify_texts
 from cartograph.errors import CardError, CartographError
-from cartograph.upstream.snapshot import utc_now
+from cartograph.files import atomic_write
+from cartograph.trust.keys import OperatorKey
+from cartograph.trust.store import TrustStore
 from cartograph.workspace import Workspace
 
 CARD_SUFFIX = ".card.json"
@@ -65,11 +67,7 @@ def write_card(ws: Workspace, card: Card, *, path: Path | None = None) -> Path:
 
         return pg_store(ws).write_card(card)
     path = path or ws.card_path(card.identity.server)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_bytes(sealed_bytes(card))
-    os.replace(tmp, path)
-    return path
+    return atomic_write(path, sealed_bytes(card))
 
 
 def parse_card(text: str, *, source: str) -> Card:
@@ -256,7 +254,7 @@ def resign_store(ws: Workspace, key: OperatorKey, *, include_peers: bool = False
     trust = TrustStore.for_workspace(ws)
     loaded = load_verified(ws, trust)
     result = ResignResult(key.key_id, failures=list(loaded.failures))
-    now = utc_now()
+    now = clock.stamp()
     for server, card in sorted(loaded.cards.items()):
         sig = card.signature
         signer = trust.entry(sig.key_id) if sig else None

@@ -11,11 +11,12 @@ from typing import Any
 import click
 from rich.table import Table
 
-from cartograph.cards.attest import GENERATORS, AttestResult, attest_snapshot
-from cartograph.cards.seal import init_key, load_key
 from cartograph.cli.common import AppContext, emit_json, handle_errors, pass_app, progress, stderr
 from cartograph.cli.common import stdout as out
 from cartograph.errors import UpstreamError, UsageError
+from cartograph.generate.attest import GENERATORS, AttestResult, attest_snapshot
+from cartograph.trust.keys import load_key
+from cartograph.trust.lifecycle import init_key
 from cartograph.upstream.snapshot import Snapshot, load_snapshot, save_snapshot
 from cartograph.workspace import Workspace, read_settings, update_settings
 
@@ -98,7 +99,7 @@ def bootstrap(
     ws = app.workspace.ensure()
     llm = None
     if generator == "llm":
-        from cartograph.cards.llm_client import settings_from
+        from cartograph.generate.llm.client import settings_from
 
         llm = settings_from(
             read_settings(ws).get("llm"),

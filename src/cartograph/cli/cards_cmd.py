@@ -9,12 +9,12 @@ import click
 from rich.table import Table
 
 from cartograph.cards.federation import import_store
-from cartograph.cards.keys import load_key
 from cartograph.cards.model import Card
 from cartograph.cards.store import load_verified, read_verified_card, resign_store
-from cartograph.cards.trust import TrustStore
 from cartograph.cli.common import AppContext, emit_json, handle_errors, pass_app, stderr, stdout
 from cartograph.errors import UsageError, VerificationError
+from cartograph.trust.keys import load_key
+from cartograph.trust.store import TrustStore
 from cartograph.workspace import Workspace
 
 

@@ -9,12 +9,13 @@ from pathlib import Path
 import click
 from rich.table import Table
 
-from cartograph.cards.keys import format_time, load_key, parse_time
-from cartograph.cards.lifecycle import init_key, rotate_key, trust_key
-from cartograph.cards.revocation import reset_revocations, revocations_file, revoke_key
-from cartograph.cards.trust import TrustStore
+from cartograph import clock
 from cartograph.cli.common import AppContext, emit_json, handle_errors, pass_app, stderr, stdout
 from cartograph.errors import UsageError
+from cartograph.trust.keys import load_key
+from cartograph.trust.lifecycle import init_key, rotate_key, trust_key
+from cartograph.trust.revocation import reset_revocations, revocations_file, revoke_key
+from cartograph.trust.store import TrustStore
 
 _DURATION = re.compile(r"^(\d+)([smhdw])$")
 _UNITS = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
@@ -31,7 +32,7 @@ def _time(option: str, text: str | None) -> datetime | None:
     if text is None:
         return None
     try:
-        return parse_time(text)
+        return clock.parse(text)
     except ValueError:
         raise UsageError(
             f"{option} {text!r}: use ISO 8601, e.g. 2027-01-31 or 2027-01-31T12:00:00Z"
@@ -102,8 +103,8 @@ def keys_list(app: AppContext, as_json: bool) -> None:
                 "name": entry.name,
                 "origin": entry.origin,
                 "current": entry.key_id == current,
-                "not_before": format_time(entry.not_before) if entry.not_before else None,
-                "not_after": format_time(entry.not_after) if entry.not_after else None,
+                "not_before": clock.format_time(entry.not_before) if entry.not_before else None,
+                "not_after": clock.format_time(entry.not_after) if entry.not_after else None,
                 "state": store.state(entry.key_id),
                 "revoked_reason": revoked.reason if revoked else None,
             }
@@ -175,7 +176,7 @@ def keys_rotate(app: AppContext, grace: str, as_json: bool) -> None:
     out = {
         "old_key_id": rotation.old_key_id,
         "key_id": rotation.new_key.key_id,
-        "old_not_after": format_time(rotation.old_not_after),
+        "old_not_after": clock.format_time(rotation.old_not_after),
         "revocation_list_resigned": rotation.revocation_list_resigned,
     }
     if as_json:

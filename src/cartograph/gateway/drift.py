@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import threading
 import time
 from collections.abc import Callable
@@ -22,9 +21,10 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from cartograph.cards.canonical import sha256_json, sha256_text
+from cartograph import clock
+from cartograph.canonical import sha256_json, sha256_text
 from cartograph.cards.model import Card
-from cartograph.upstream.snapshot import utc_now
+from cartograph.files import atomic_write
 
 logger = logging.getLogger(__name__)
 
@@ -121,11 +121,8 @@ class FileLedger:
     def commit(
         self, held: dict[tuple[str, str], HeldTool], added: list[HeldTool], removed: list[HeldTool]
     ) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
         rows = [asdict(h) for _, h in sorted(held.items())]
-        tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
-        tmp.write_text(json.dumps({"held": rows}, indent=1) + "\n", encoding="utf-8")
-        os.replace(tmp, self.path)
+        atomic_write(self.path, json.dumps({"held": rows}, indent=1) + "\n")
 
 
 REFRESH_INTERVAL = 1.0  # seconds between looks at a shared ledger
@@ -213,7 +210,7 @@ class Quarantine:
                 server,
                 tool,
                 describe(drift),
-                utc_now(),
+                clock.stamp(),
                 digest,
                 sha256_json(live[tool].get("inputSchema") or {}),
                 sha256_text(live[tool].get("description")),

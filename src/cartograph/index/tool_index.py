@@ -27,9 +27,10 @@ from typing import Any
 
 import numpy as np
 
-from cartograph.cards.canonical import sha256_json
+from cartograph.canonical import sha256_json
 from cartograph.cards.model import Card
 from cartograph.errors import IndexError_, UsageError
+from cartograph.files import temp_name
 from cartograph.index.documents import ToolDocument, card_documents, server_document
 from cartograph.index.embedders import (
     Embedder,
@@ -162,7 +163,7 @@ class ToolIndex:
     def save(self, directory: str | os.PathLike[str]) -> Path:
         """Write the index into ``directory`` (replaced as a whole) and return it."""
         final = Path(directory)
-        tmp = final.with_name(f".{final.name}.{os.getpid()}.tmp")
+        tmp = temp_name(final)  # a directory: built whole, then renamed over the old one
         if tmp.exists():
             shutil.rmtree(tmp)
         tmp.mkdir(parents=True)

@@ -11,9 +11,10 @@ import json
 import logging
 import os
 import threading
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, BinaryIO
+
+from cartograph import clock
 
 logger = logging.getLogger(__name__)
 
@@ -32,7 +33,7 @@ class AuditLog:
         self._size = 0
 
     def write(self, event: str, **fields: Any) -> None:
-        record = {"time": _now(), "event": event, **fields}
+        record = {"time": clock.stamp_ms(), "event": event, **fields}
         line = json.dumps(record, ensure_ascii=False, separators=(",", ":"), default=str) + "\n"
         data = line.encode("utf-8")
         with self._lock:
@@ -75,7 +76,3 @@ class AuditLog:
         if not self.path.is_file():
             return []
         return [json.loads(line) for line in self.path.read_text("utf-8").splitlines() if line]
-
-
-def _now() -> str:
-    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")

@@ -56,7 +56,7 @@ class CardCatalog:
         keys = [
             self.ws.public_key,
             self.ws.trusted_dir,
-            self.ws.keys_dir / "trust.json",  # trust store (cartograph.cards.trust)
+            self.ws.keys_dir / "trust.json",  # trust store (cartograph.trust.store)
         ]
         return (self.store.cards_stamp(), *file_stamps(keys))
 

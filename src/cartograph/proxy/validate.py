@@ -17,7 +17,7 @@ from jsonschema.exceptions import SchemaError, UnknownType, ValidationError
 from jsonschema.protocols import Validator
 from referencing.exceptions import Unresolvable
 
-from cartograph.cards.canonical import canonical
+from cartograph.canonical import canonical
 from cartograph.errors import ArgumentsInvalid
 
 logger = logging.getLogger(__name__)

@@ -1,15 +1,14 @@
 """Rift over a workspace: read verified cards and the index, and regenerate diagnosed cards.
 
-This is Rift's only I/O. :func:`run_rift` analyses the workspace's index (``open_index(ws)``,
-which verifies every card again) with the cards' summaries and signed input schemas.
-:func:`regenerate` rewrites the cards of servers whose tools were diagnosed ``REGENERATE``: it
-finds the snapshot each card was generated from (by ``provenance.snapshot_hash``), calls the
-configured generator through :mod:`cartograph.cards.bootstrap`, signs with the workspace key,
-writes the card, and rebuilds the index. When the generator's ``generate_card`` accepts a
-``distinguish_from`` keyword (tool name -> names of the tools it collides with) Rift passes the
-collisions; the bootstrap generator has no such hook yet, so regeneration reproduces its
-deterministic card and the report says so.
-"""
+This is Rift's only I/O. :func:`run_rift` analyses the workspace's index (``open_index(ws)``, which
+verifies every card again) with the cards' summaries and signed input schemas. :func:`regenerate`
+rewrites the cards of servers whose tools were diagnosed ``REGENERATE``: it finds the snapshot each
+card was generated from (by ``provenance.snapshot_hash``), calls the configured generator through
+:mod:`cartograph.generate.bootstrap.generator`, signs with the workspace key, writes the card, and
+rebuilds the index. When the generator's ``generate_card`` accepts a ``distinguish_from`` keyword
+(tool name -> names of the tools it collides with) Rift passes the collisions; the bootstrap
+generator has no such hook yet, so regeneration reproduces its deterministic card and the report
+says so."""
 
 from __future__ import annotations
 
@@ -21,12 +20,13 @@ from pathlib import Path
 
 import numpy as np
 
+from cartograph import clock
 from cartograph.cards.model import Card
 from cartograph.cards.store import load_verified
 from cartograph.errors import CartographError, IndexError_, SnapshotError
 from cartograph.rift.analyze import RiftConfig, RiftTool, analyze, regenerate_targets
 from cartograph.rift.report import RiftReport
-from cartograph.upstream.snapshot import ServerSnapshot, load_snapshot, utc_now
+from cartograph.upstream.snapshot import ServerSnapshot, load_snapshot
 from cartograph.workspace import Workspace
 
 logger = logging.getLogger(__name__)
@@ -148,7 +148,7 @@ def _generate(
     snapshot_hash: str | None,
     context: dict[str, list[str]],
 ) -> tuple[Card, bool]:
-    from cartograph.cards import bootstrap
+    from cartograph.generate.bootstrap import generator as bootstrap
 
     params = inspect.signature(bootstrap.generate_card).parameters
     if CONTEXT_KEYWORD in params:
@@ -163,9 +163,10 @@ def _generate(
 
 def regenerate(ws: Workspace, config: RiftConfig | None = None) -> RegenerateResult:
     """Regenerate, re-sign and store the cards of REGENERATE tools; rerun Rift after."""
-    from cartograph.cards.seal import load_key, sign_card
+    from cartograph.cards.seal import sign_card
     from cartograph.cards.store import write_card
     from cartograph.index import open_index
+    from cartograph.trust.keys import load_key
 
     before = run_rift(ws, config)
     result = RegenerateResult(before)
@@ -174,7 +175,7 @@ def regenerate(ws: Workspace, config: RiftConfig | None = None) -> RegenerateRes
         return result
     key = load_key(ws)
     cards = load_verified(ws).cards
-    now = utc_now()
+    now = clock.stamp()
     for server_name, context in sorted(collisions.items()):
         card = cards[server_name]
         try:

@@ -20,12 +20,12 @@ from cartograph.workspace import Workspace, file_stamps
 
 if TYPE_CHECKING:
     from cartograph.cards.model import Card
-    from cartograph.cards.seal import TrustStore
     from cartograph.cards.store import LoadedCards
     from cartograph.gateway.drift import Ledger
     from cartograph.index.embedders import Embedder
     from cartograph.index.tool_index import ToolIndex
     from cartograph.storage.pg_db import Database
+    from cartograph.trust.store import TrustStore
 
 __all__ = ["FileStore", "PgStore", "Store", "open_store", "pg_store"]
 

@@ -16,10 +16,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from cartograph.cards.model import Card
-from cartograph.cards.seal import TrustStore, sealed_bytes, verify_texts
+from cartograph.cards.seal import sealed_bytes, verify_texts
 from cartograph.cards.store import CARD_SUFFIX, CardFailure, LoadedCards, validate_bytes
 from cartograph.errors import CardError
 from cartograph.storage.pg_db import Database, replica_name
+from cartograph.trust.store import TrustStore
 from cartograph.workspace import safe_file_name
 
 if TYPE_CHECKING:

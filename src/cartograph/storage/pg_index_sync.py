@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from cartograph.cards.canonical import sha256_json, sha256_text
+from cartograph.canonical import sha256_json, sha256_text
 from cartograph.cards.model import Card
 from cartograph.errors import IndexError_
 from cartograph.index.documents import ToolDocument, card_documents, server_document

@@ -27,12 +27,13 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from cartograph.cards.canonical import sha256_json
+from cartograph import clock
+from cartograph.canonical import sha256_json
 from cartograph.errors import SnapshotError
+from cartograph.files import atomic_write
 
 SNAPSHOT_FORMAT = "cartograph.snapshot/1"
 
@@ -74,7 +75,7 @@ class Snapshot:
     """A set of server snapshots, keyed by server name."""
 
     servers: dict[str, ServerSnapshot]
-    created_at: str = field(default_factory=lambda: utc_now())
+    created_at: str = field(default_factory=lambda: clock.stamp())
     source: str | None = None
 
     def to_json(self) -> dict[str, Any]:
@@ -91,17 +92,9 @@ class Snapshot:
         return sum(len(s.tools) for s in self.servers.values())
 
 
-def utc_now() -> str:
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
 def save_snapshot(snapshot: Snapshot, path: Path) -> Path:
     """Write ``snapshot`` atomically as JSON."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    tmp.write_text(json.dumps(snapshot.to_json(), indent=1, ensure_ascii=False), encoding="utf-8")
-    tmp.replace(path)
-    return path
+    return atomic_write(path, json.dumps(snapshot.to_json(), indent=1, ensure_ascii=False))
 
 
 def load_snapshot(path: Path) -> Snapshot:
@@ -125,7 +118,7 @@ def load_snapshot(path: Path) -> Snapshot:
             raise SnapshotError(f"{path}: field 'servers' must be an object")
         return Snapshot(
             servers={n: _server_from_json(path, n, s) for n, s in servers.items()},
-            created_at=str(data.get("created_at") or utc_now()),
+            created_at=str(data.get("created_at") or clock.stamp()),
             source=str(path),
         )
     # fleet catalog.json: {server: {"tools": [...], ...}}

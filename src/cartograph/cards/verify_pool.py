@@ -29,7 +29,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
-from cartograph.cards.trust import TrustStore
+from cartograph.trust.store import TrustStore
 
 logger = logging.getLogger(__name__)
 

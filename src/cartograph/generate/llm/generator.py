@@ -1,14 +1,14 @@
 """The operator's LLM card generator (``--generator llm``).
 
 For each server it first runs the deterministic generator
-(:func:`cartograph.cards.bootstrap.generate_card`): that gives identity, capability, the
-dropped-directive list, and for every tool the fields code owns (input schema as sent, schema and
-description hashes, annotations, example arguments) plus a fallback entry. The model then writes
-each tool's summary, usage, example tasks and tags (:mod:`cartograph.cards.llm_prompt`), with up
+(:func:`cartograph.generate.bootstrap.generator.generate_card`): that gives identity, capability,
+the dropped-directive list, and for every tool the fields code owns (input schema as sent, schema
+and description hashes, annotations, example arguments) plus a fallback entry. The model then writes
+each tool's summary, usage, example tasks and tags (:mod:`cartograph.generate.llm.prompt`), with up
 to ``max_attempts`` tries per tool, each rejected answer's problems fed back into the next prompt.
 Summaries that collide inside a server are regenerated with the collision named in the prompt.
 
-Accepted answers are cached (:mod:`cartograph.cards.llm_cache`), so a re-run asks only about
+Accepted answers are cached (:mod:`cartograph.generate.llm.cache`), so a re-run asks only about
 changed tools. When a tool cannot be written (bad answers, endpoint down) the bootstrap entry is
 used if the operator allows fallback; otherwise the server's card fails with a
 :class:`~cartograph.errors.GeneratorError` naming the server and tool. Each entry's ``generator``
@@ -24,11 +24,13 @@ from typing import Any
 
 import anyio
 
-from cartograph.cards.bootstrap import GeneratedCard, generate_card
-from cartograph.cards.gen_schema import example_arguments
-from cartograph.cards.llm_cache import CacheKey, LLMCache
-from cartograph.cards.llm_client import ChatClient, EndpointUnreachable, LLMSettings
-from cartograph.cards.llm_prompt import (
+from cartograph.cards.model import Provenance, ToolEntry, ToolExample
+from cartograph.errors import GeneratorError
+from cartograph.generate.bootstrap.generator import GeneratedCard, generate_card
+from cartograph.generate.bootstrap.schema import example_arguments
+from cartograph.generate.llm.cache import CacheKey, LLMCache
+from cartograph.generate.llm.client import ChatClient, EndpointUnreachable, LLMSettings
+from cartograph.generate.llm.prompt import (
     PROMPT_VERSION,
     AnswerRejected,
     ToolHint,
@@ -39,9 +41,7 @@ from cartograph.cards.llm_prompt import (
     tool_hint,
     wire_schema,
 )
-from cartograph.cards.model import Provenance, ToolEntry, ToolExample
-from cartograph.cards.text import identifier_phrase
-from cartograph.errors import GeneratorError
+from cartograph.generate.text import identifier_phrase
 from cartograph.upstream.snapshot import ServerSnapshot
 
 logger = logging.getLogger(__name__)

@@ -2,8 +2,8 @@
 
 :func:`generate_card` turns one recorded server (:class:`ServerSnapshot`) into an UNSIGNED
 :class:`~cartograph.cards.model.Card` plus a :class:`GenerationReport` of what was dropped and
-why. The text is composed by :mod:`cartograph.cards.gen_tool` (per tool) and
-:mod:`cartograph.cards.gen_server` (per server); this module adds identity, provenance and
+why. The text is composed by :mod:`cartograph.generate.bootstrap.tool` (per tool) and
+:mod:`cartograph.generate.bootstrap.server` (per server); this module adds identity, provenance and
 hashes, makes every summary within a server distinct, and checks example arguments against the
 schema. Same input, same card: nothing here reads the clock, the disk or the network.
 """
@@ -19,16 +19,7 @@ from jsonschema.exceptions import SchemaError, UnknownType
 from jsonschema.validators import Draft202012Validator, validator_for
 from referencing.exceptions import Unresolvable
 
-from cartograph.cards.canonical import sha256_json, sha256_text
-from cartograph.cards.gen_lexicon import cjk_gloss
-from cartograph.cards.gen_server import Product, capability_text, product_of
-from cartograph.cards.gen_tool import (
-    ToolDraft,
-    compose_tool,
-    distinguish,
-    publisher_grams,
-    shares_run,
-)
+from cartograph.canonical import sha256_json, sha256_text
 from cartograph.cards.model import (
     Capability,
     Card,
@@ -37,7 +28,16 @@ from cartograph.cards.model import (
     ToolEntry,
     ToolExample,
 )
-from cartograph.cards.text import Dropped, content_words, filter_directives, is_cjk
+from cartograph.generate.bootstrap.lexicon import cjk_gloss
+from cartograph.generate.bootstrap.server import Product, capability_text, product_of
+from cartograph.generate.bootstrap.tool import (
+    ToolDraft,
+    compose_tool,
+    distinguish,
+    publisher_grams,
+    shares_run,
+)
+from cartograph.generate.text import Dropped, content_words, filter_directives, is_cjk
 from cartograph.upstream.snapshot import ServerSnapshot, Snapshot
 
 logger = logging.getLogger(__name__)

@@ -2,11 +2,11 @@
 
 Pure functions only (no I/O). :func:`tool_hint` turns one tool as sent into the facts the prompt
 shows: name, title, parameters, annotations, and the publisher description as a *hint*, with its
-model-directed parts removed by :func:`cartograph.cards.text.filter_directives` before the model
+model-directed parts removed by :func:`cartograph.generate.text.filter_directives` before the model
 ever sees them. :func:`build_messages` writes the chat; :func:`parse_answer` and
 :func:`check_answer` decide whether an answer may become card text: valid JSON of
 :data:`ANSWER_SCHEMA`, no run of :data:`MAX_SHARED_WORDS` words shared with the publisher's text
-(:func:`cartograph.cards.text.shared_run`) or with the instructions, no model-directed text of
+(:func:`cartograph.generate.text.shared_run`) or with the instructions, no model-directed text of
 its own, and a summary distinct from the other tools' of the same server. Bump
 :data:`PROMPT_VERSION` whenever the prompt or the checks change: it is part of the cache key.
 """
@@ -20,8 +20,8 @@ from typing import Any
 
 from jsonschema.validators import Draft202012Validator
 
-from cartograph.cards.gen_schema import params_of
-from cartograph.cards.text import (
+from cartograph.generate.bootstrap.schema import params_of
+from cartograph.generate.text import (
     Dropped,
     directive_reason,
     filter_directives,

@@ -10,11 +10,10 @@ marketing adjectives ("seamless", "powerful"). So
 
     "Quickly create resumes and receive feedback on your resume."
 
-becomes ``create resumes, receive feedback on resume``. The result is the operator's own text:
-every word run that would match :data:`~cartograph.cards.gen_tool.MAX_SHARED_RUN` words of the
-publisher's text is broken by leaving the word that completes it out (the no-verbatim rule), and
-the text is capped at :data:`MAX_WORDS` words.
-"""
+becomes ``create resumes, receive feedback on resume``. The result is the operator's own text: every
+word run that would match :data:`~cartograph.generate.bootstrap.tool.MAX_SHARED_RUN` words of the
+publisher's text is broken by leaving the word that completes it out (the no-verbatim rule), and the
+text is capped at :data:`MAX_WORDS` words."""
 
 from __future__ import annotations
 
@@ -22,7 +21,7 @@ import re
 from collections.abc import Sequence
 from typing import NamedTuple
 
-from cartograph.cards.text import STOPWORDS, tokenise, wordset
+from cartograph.generate.text import STOPWORDS, tokenise, wordset
 
 MAX_WORDS = 24
 FOLLOW_ON_WORDS = 12

@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from cartograph.cards.canonical import sha256_json
+from cartograph.canonical import sha256_json
+from cartograph.files import atomic_write
 from cartograph.workspace import Workspace
 
 logger = logging.getLogger(__name__)
@@ -85,14 +85,9 @@ class LLMCache:
 
     def put(self, key: CacheKey, answer: dict[str, Any]) -> Path:
         path = self.path(key)
-        path.parent.mkdir(parents=True, exist_ok=True)
         doc = {"format": CACHE_FORMAT, "key": key.as_json(), "answer": answer}
-        tmp = path.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_text(
-            json.dumps(doc, indent=1, sort_keys=True, ensure_ascii=False) + "\n", encoding="utf-8"
-        )
-        tmp.replace(path)
-        return path
+        text = json.dumps(doc, indent=1, sort_keys=True, ensure_ascii=False) + "\n"
+        return atomic_write(path, text, fsync=False)  # a cache: losing an entry costs a call
 
     def files(self) -> list[Path]:
         return sorted(self.root.glob("*/*.json")) if self.root.is_dir() else []

@@ -13,17 +13,17 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from cartograph.cards.gen_digest import purpose_digest
-from cartograph.cards.gen_lexicon import (
+from cartograph.generate.bootstrap.digest import purpose_digest
+from cartograph.generate.bootstrap.lexicon import (
     canonical_verb,
     cjk_gloss,
     noun_synonyms,
     verb_of,
     verb_synonyms,
 )
-from cartograph.cards.gen_schema import Param, example_arguments, params_of
-from cartograph.cards.gen_server import Product, ToolFacts, tool_mode
-from cartograph.cards.text import (
+from cartograph.generate.bootstrap.schema import Param, example_arguments, params_of
+from cartograph.generate.bootstrap.server import Product, ToolFacts, tool_mode
+from cartograph.generate.text import (
     STOPWORDS,
     Dropped,
     cjk_segments,

@@ -3,7 +3,7 @@
 Each trusted key has an id, a name, an origin (``operator`` for this workspace's own keys,
 ``peer`` for another operator's, ``legacy`` for a bare ``keys/trusted/*.pub``) and a validity
 window ``[not_before, not_after]`` judged against the card's ``signature.signed_at``. Revoked
-keys (the signed list of :mod:`cartograph.cards.revocation`) are trusted for nothing.
+keys (the signed list of :mod:`cartograph.trust.revocation`) are trusted for nothing.
 
 On disk, under ``<home>/keys/``::
 
@@ -14,14 +14,13 @@ On disk, under ``<home>/keys/``::
     operator.pub               a key that trust.json does not list (a workspace made before it)
                                is trusted as the operator's with an open window
 The operator key's life cycle (init, rotate) and trusting a peer's key are in
-:mod:`cartograph.cards.lifecycle`.
+:mod:`cartograph.trust.lifecycle`.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-import os
 import time
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -31,18 +30,17 @@ from typing import Any
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
-from cartograph.cards.keys import (
+from cartograph import clock
+from cartograph.errors import KeyError_, TrustError, VerificationError
+from cartograph.files import atomic_write
+from cartograph.trust.keys import (
     Verifier,
     b64,
-    format_time,
     key_id_of,
     load_public_key,
-    now_utc,
-    parse_time,
     public_from_b64,
     raw_public,
 )
-from cartograph.errors import KeyError_, TrustError, VerificationError
 from cartograph.workspace import Workspace
 
 logger = logging.getLogger(__name__)
@@ -77,8 +75,8 @@ class TrustedKey:
         self._verifier.verify(signature, message)
 
     def window(self) -> str:
-        start = format_time(self.not_before) if self.not_before else "-inf"
-        end = format_time(self.not_after) if self.not_after else "+inf"
+        start = clock.format_time(self.not_before) if self.not_before else "-inf"
+        end = clock.format_time(self.not_after) if self.not_after else "+inf"
         return f"[{start}, {end}]"
 
     def to_json(self) -> dict[str, Any]:
@@ -87,8 +85,8 @@ class TrustedKey:
             "name": self.name,
             "public_key": b64(raw_public(self.public_key)),
             "origin": self.origin,
-            "not_before": format_time(self.not_before) if self.not_before else None,
-            "not_after": format_time(self.not_after) if self.not_after else None,
+            "not_before": clock.format_time(self.not_before) if self.not_before else None,
+            "not_after": clock.format_time(self.not_after) if self.not_after else None,
             "added_at": self.added_at,
         }
 
@@ -101,8 +99,8 @@ class TrustedKey:
                 name=str(data.get("name") or data["key_id"]),
                 public_key=public,
                 origin=str(data.get("origin") or "peer"),
-                not_before=parse_time(data["not_before"]) if data.get("not_before") else None,
-                not_after=parse_time(data["not_after"]) if data.get("not_after") else None,
+                not_before=clock.parse(data["not_before"]) if data.get("not_before") else None,
+                not_after=clock.parse(data["not_after"]) if data.get("not_after") else None,
                 added_at=data.get("added_at"),
             )
         except (KeyError, TypeError, ValueError) as exc:
@@ -181,7 +179,7 @@ class TrustStore:
             return "revoked"
         if entry is None:
             return "unknown"
-        at = at or now_utc()
+        at = at or clock.now()
         if entry.not_after is not None and at > entry.not_after:
             return "expired"
         if entry.not_before is not None and at < entry.not_before:
@@ -245,7 +243,7 @@ class TrustStore:
         when = self._times.get(signed_at)
         if when is None:
             try:
-                when = parse_time(signed_at).timestamp()
+                when = clock.parse(signed_at).timestamp()
             except ValueError:
                 raise VerificationError(
                     f"{name}: signing time {signed_at!r} is not an ISO 8601 time"
@@ -256,7 +254,7 @@ class TrustStore:
     @classmethod
     def for_workspace(cls, ws: Workspace) -> TrustStore:
         """trust.json, the legacy ``keys/trusted/*.pub`` and operator.pub, then revocations."""
-        from cartograph.cards.revocation import apply_revocations
+        from cartograph.trust.revocation import apply_revocations
 
         store = cls()
         try:
@@ -305,11 +303,8 @@ def read_trust_doc(ws: Workspace) -> dict[str, Any]:
 
 def write_trust_doc(ws: Workspace, doc: dict[str, Any]) -> None:
     path = trust_file(ws)
-    path.parent.mkdir(parents=True, exist_ok=True)
     doc["keys"] = sorted(doc["keys"], key=lambda item: item["key_id"])
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(doc, indent=2, sort_keys=True) + "\n", encoding="utf-8")
-    os.replace(tmp, path)
+    atomic_write(path, json.dumps(doc, indent=2, sort_keys=True) + "\n")
 
 
 def set_entry(doc: dict[str, Any], entry: TrustedKey) -> None:

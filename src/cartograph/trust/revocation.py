@@ -16,22 +16,23 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import re
 from pathlib import Path
 from typing import Any
 
 from cryptography.exceptions import InvalidSignature
 
-from cartograph.cards.canonical import canonical
-from cartograph.cards.keys import OperatorKey, b64, format_time, load_key, now_utc, unb64
-from cartograph.cards.trust import (
+from cartograph import clock
+from cartograph.canonical import canonical
+from cartograph.errors import CartographError, KeyError_, TrustError, UsageError
+from cartograph.files import atomic_write
+from cartograph.trust.keys import OperatorKey, b64, load_key, unb64
+from cartograph.trust.store import (
     Revocation,
     TrustStore,
     read_trust_doc,
     write_trust_doc,
 )
-from cartograph.errors import CartographError, KeyError_, TrustError, UsageError
 from cartograph.workspace import Workspace
 
 logger = logging.getLogger(__name__)
@@ -48,7 +49,7 @@ def _unsigned(serial: int, entries: list[Revocation]) -> dict[str, Any]:
     return {
         "format": REVOCATION_FORMAT,
         "serial": serial,
-        "issued_at": format_time(now_utc()),
+        "issued_at": clock.format_time(clock.now()),
         "revoked": [
             {"key_id": r.key_id, "revoked_at": r.revoked_at, "reason": r.reason}
             for r in sorted(entries, key=lambda r: r.key_id)
@@ -69,10 +70,7 @@ def _sign(doc: dict[str, Any], key: OperatorKey) -> dict[str, Any]:
 
 def _write(ws: Workspace, doc: dict[str, Any]) -> None:
     path = revocations_file(ws)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(doc, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    os.replace(tmp, path)
+    atomic_write(path, json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
 
 
 def _set_anchor(ws: Workspace, serial: int) -> None:
@@ -180,7 +178,7 @@ def revoke_key(ws: Workspace, key_id: str, *, reason: str = "") -> Revocation:
         return existing
     if store.entry(key_id) is None:
         logger.warning("revoking %s, which is not in the trust store", key_id)
-    revocation = Revocation(key_id, format_time(now_utc()), reason)
+    revocation = Revocation(key_id, clock.format_time(clock.now()), reason)
     serial = store.revocation_serial + 1
     _write(ws, _sign(_unsigned(serial, [*store.revoked.values(), revocation]), key))
     _set_anchor(ws, serial)

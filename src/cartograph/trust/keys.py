@@ -2,16 +2,14 @@
 
 The key id is derived from the raw public key (``ed25519:`` + first 16 hex digits of its
 sha256), so anyone holding the public key can recompute it. This module knows files and bytes
-only; which keys are trusted, and when, is :mod:`cartograph.cards.trust`.
+only; which keys are trusted, and when, is :mod:`cartograph.trust.store`.
 """
 
 from __future__ import annotations
 
 import base64
 import hashlib
-import os
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path
 
 from cryptography.exceptions import InvalidSignature
@@ -19,6 +17,7 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
 from cartograph.errors import KeyError_
+from cartograph.files import atomic_write
 from cartograph.workspace import Workspace
 
 TIME_FORMAT = "%Y-%m-%dT%H:%M:%SZ"
@@ -87,26 +86,6 @@ def public_from_b64(text: str, *, source: str) -> Ed25519PublicKey:
         raise KeyError_(f"{source}: not a raw Ed25519 public key: {exc}") from exc
 
 
-def format_time(when: datetime) -> str:
-    return when.astimezone(UTC).strftime(TIME_FORMAT)
-
-
-def parse_time(text: str) -> datetime:
-    """An aware UTC datetime from ISO 8601 (``Z`` or an offset; a bare date means midnight UTC).
-
-    Raises ``ValueError`` for anything else.
-    """
-    when = datetime.fromisoformat(text.replace("Z", "+00:00") if text.endswith("Z") else text)
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=UTC)
-    return when.astimezone(UTC)
-
-
-def now_utc() -> datetime:
-    """Now, to the second (signing times are written to the second)."""
-    return datetime.now(UTC).replace(microsecond=0)
-
-
 @dataclass(frozen=True)
 class OperatorKey:
     """The operator's signing key and its id."""
@@ -137,15 +116,8 @@ def write_key_pair(ws: Workspace, key: OperatorKey) -> None:
         serialization.PrivateFormat.PKCS8,
         serialization.NoEncryption(),
     )
-    tmp = ws.private_key.with_suffix(".tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "wb") as fh:
-        fh.write(pem)
-    os.chmod(tmp, 0o600)
-    tmp.replace(ws.private_key)
-    pub_tmp = ws.public_key.with_suffix(".tmp")
-    pub_tmp.write_bytes(public_pem(key.public_key))
-    pub_tmp.replace(ws.public_key)
+    atomic_write(ws.private_key, pem, mode=0o600)
+    atomic_write(ws.public_key, public_pem(key.public_key))
 
 
 def load_key(ws: Workspace) -> OperatorKey:

@@ -12,8 +12,8 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
-from cartograph.cards.gen_lexicon import NOT_PRODUCT, domains_for
-from cartograph.cards.text import STOPWORDS, wordset
+from cartograph.generate.bootstrap.lexicon import NOT_PRODUCT, domains_for
+from cartograph.generate.text import STOPWORDS, wordset
 from cartograph.upstream.snapshot import ServerSnapshot
 
 _NAME_PART = re.compile(r"[A-Za-z][A-Za-z0-9]*|[0-9]+[A-Za-z]*|[^\W\d_A-Za-z]+")

@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from cartograph.cards.text import split_identifier
+from cartograph.generate.text import split_identifier
 
 _MAX_DEPTH = 8
 _QUOTED = re.compile(r"['\"`]([^'\"`\s]{1,40})['\"`]")

@@ -2,8 +2,8 @@
 
 This is the one place where generation, sealing and writing meet; ``cartograph bootstrap`` and
 Rift's regenerate step call it. Cards for servers not named are left untouched. The generator is
-``bootstrap`` (deterministic, :mod:`cartograph.cards.bootstrap`) or ``llm`` (the operator's
-model, :mod:`cartograph.cards.gen_llm`, which needs LLM settings).
+``bootstrap`` (deterministic, :mod:`cartograph.generate.bootstrap.generator`) or ``llm``
+(the operator's model, :mod:`cartograph.generate.llm.generator`, which needs LLM settings).
 """
 
 from __future__ import annotations
@@ -13,17 +13,19 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from cartograph import clock
 from cartograph.cards.model import Card
-from cartograph.cards.seal import OperatorKey, sign_card
+from cartograph.cards.seal import sign_card
 from cartograph.cards.store import write_card
 from cartograph.errors import CartographError, UsageError
-from cartograph.upstream.snapshot import Snapshot, utc_now
+from cartograph.trust.keys import OperatorKey
+from cartograph.upstream.snapshot import Snapshot
 from cartograph.workspace import Workspace
 
 if TYPE_CHECKING:
-    from cartograph.cards.bootstrap import GeneratedCard
-    from cartograph.cards.gen_llm import LLMStats, OnTool
-    from cartograph.cards.llm_client import LLMSettings
+    from cartograph.generate.bootstrap.generator import GeneratedCard
+    from cartograph.generate.llm.client import LLMSettings
+    from cartograph.generate.llm.generator import LLMStats, OnTool
 
 logger = logging.getLogger(__name__)
 
@@ -59,11 +61,11 @@ def attest_snapshot(
     """
     if generator not in GENERATORS:
         raise UsageError(f"unknown generator {generator!r}; choose one of {', '.join(GENERATORS)}")
-    from cartograph.cards.bootstrap import generate_card
+    from cartograph.generate.bootstrap.generator import generate_card
 
     wanted = set(servers) if servers is not None else None
     snap_hash = snapshot.digest()
-    created = utc_now()
+    created = clock.stamp()
     result = AttestResult()
     chosen = [
         (name, s)
@@ -74,8 +76,8 @@ def attest_snapshot(
     if generator == "llm":
         if llm is None:
             raise UsageError("the llm generator needs LLM settings (base_url, model)")
-        from cartograph.cards.gen_llm import generate_llm_cards
-        from cartograph.cards.llm_cache import LLMCache
+        from cartograph.generate.llm.cache import LLMCache
+        from cartograph.generate.llm.generator import generate_llm_cards
 
         run = generate_llm_cards(
             [s for _, s in chosen if not s.error],

@@ -224,8 +224,13 @@ class ChatClient:
         i = order.index(mode)
         if i + 1 >= len(order):
             return False
-        logger.info("LLM endpoint refused response_format %s (HTTP %d: %.200s); trying %s",
-                    mode, response.status_code, response.text, order[i + 1])
+        logger.info(
+            "LLM endpoint refused response_format %s (HTTP %d: %.200s); trying %s",
+            mode,
+            response.status_code,
+            response.text,
+            order[i + 1],
+        )
         self._format = order[i + 1]
         return True
 

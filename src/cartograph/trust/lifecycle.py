@@ -1,8 +1,8 @@
 """The key life cycle: create the operator key, rotate it, trust another operator's key.
 
-Each step writes the trust store (``keys/trust.json``, :mod:`cartograph.cards.trust`) and, for
-the operator key, the key files (:mod:`cartograph.cards.keys`); a rotation also re-signs the
-revocation list (:mod:`cartograph.cards.revocation`).
+Each step writes the trust store (``keys/trust.json``, :mod:`cartograph.trust.store`) and, for
+the operator key, the key files (:mod:`cartograph.trust.keys`); a rotation also re-signs the
+revocation list (:mod:`cartograph.trust.revocation`).
 """
 
 from __future__ import annotations
@@ -12,23 +12,16 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from pathlib import Path
 
-from cartograph.cards.keys import (
-    OperatorKey,
-    format_time,
-    key_id_of,
-    load_key,
-    load_public_key,
-    now_utc,
-    write_key_pair,
-)
-from cartograph.cards.trust import (
+from cartograph import clock
+from cartograph.errors import KeyError_
+from cartograph.trust.keys import OperatorKey, key_id_of, load_key, load_public_key, write_key_pair
+from cartograph.trust.store import (
     TrustedKey,
     TrustStore,
     read_trust_doc,
     set_entry,
     write_trust_doc,
 )
-from cartograph.errors import KeyError_
 from cartograph.workspace import Workspace
 
 logger = logging.getLogger(__name__)
@@ -47,10 +40,12 @@ def init_key(ws: Workspace, *, force: bool = False) -> OperatorKey:
         replaced = key_id_of(load_public_key(ws.public_key))
         doc["keys"] = [k for k in doc["keys"] if k.get("key_id") != replaced]
     key = OperatorKey.generate()
-    now = now_utc()
+    now = clock.now()
     set_entry(
         doc,
-        TrustedKey(key.key_id, "operator", key.public_key, "operator", now, None, format_time(now)),
+        TrustedKey(
+            key.key_id, "operator", key.public_key, "operator", now, None, clock.format_time(now)
+        ),
     )
     write_trust_doc(ws, doc)
     write_key_pair(ws, key)
@@ -75,7 +70,7 @@ def rotate_key(ws: Workspace, *, grace: timedelta = timedelta(0)) -> Rotation:
     private key is overwritten (only its public key stays, in trust.json). A valid revocation
     list is re-signed by the new key; a faulty one stops the rotation (fix it first).
     """
-    from cartograph.cards.revocation import resign_revocations
+    from cartograph.trust.revocation import resign_revocations
 
     old = load_key(ws)
     store = TrustStore.for_workspace(ws)
@@ -84,7 +79,7 @@ def rotate_key(ws: Workspace, *, grace: timedelta = timedelta(0)) -> Rotation:
     if old.key_id in store.revoked:
         logger.warning("rotating away from revoked key %s", old.key_id)
     doc = read_trust_doc(ws)
-    now = now_utc()
+    now = clock.now()
     old_entry = store.entry(old.key_id) or TrustedKey(
         old.key_id, "operator", old.public_key, "operator"
     )
@@ -94,7 +89,13 @@ def rotate_key(ws: Workspace, *, grace: timedelta = timedelta(0)) -> Rotation:
     set_entry(
         doc,
         TrustedKey(
-            new.key_id, old_entry.name, new.public_key, "operator", now, None, format_time(now)
+            new.key_id,
+            old_entry.name,
+            new.public_key,
+            "operator",
+            now,
+            None,
+            clock.format_time(now),
         ),
     )
     write_trust_doc(ws, doc)
@@ -104,7 +105,7 @@ def rotate_key(ws: Workspace, *, grace: timedelta = timedelta(0)) -> Rotation:
         "rotated operator key %s -> %s (old window ends %s)",
         old.key_id,
         new.key_id,
-        format_time(old_end),
+        clock.format_time(old_end),
     )
     return Rotation(old.key_id, new, old_end, resigned)
 
@@ -133,7 +134,7 @@ def trust_key(
         raise KeyError_(f"{pem}: --not-after is before --not-before")
     doc = read_trust_doc(ws)
     entry = TrustedKey(
-        kid, name or pem.stem, public, "peer", not_before, not_after, format_time(now_utc())
+        kid, name or pem.stem, public, "peer", not_before, not_after, clock.format_time(clock.now())
     )
     set_entry(doc, entry)
     write_trust_doc(ws, doc)

@@ -7,7 +7,7 @@ Data only, plus lookups over it; nothing here reads files.
 
 from __future__ import annotations
 
-from cartograph.cards.text import wordset
+from cartograph.generate.text import wordset
 
 
 def _pairs(table: str) -> dict[str, str]:

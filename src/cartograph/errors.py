@@ -82,6 +82,7 @@ class UpstreamError(CartographError):
     def __init__(self, server: str, message: str, *, stderr_tail: str = "") -> None:
         self.server = server
         self.stderr_tail = stderr_tail
+        self.reason = message  # without the "upstream 'name': " prefix, for wrapping
         super().__init__(f"upstream {server!r}: {message}")
 
 

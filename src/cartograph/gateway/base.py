@@ -91,6 +91,7 @@ class SessionHealth:
     last_error: str | None
     idle_for: float | None
     retry_in: float | None
+    owned: int = 0  # upstream sessions (for stdio: processes) open for this slot, closing ones too
 
 
 class Gateway(Protocol):
@@ -108,6 +109,10 @@ class Gateway(Protocol):
     ) -> types.CallToolResult: ...
 
     def health(self) -> list[SessionHealth]: ...
+
+    def owned(self) -> int:
+        """Upstream sessions open now (for stdio upstreams: child processes)."""
+        ...
 
 
 async def list_live_tools(session: ClientSession, *, timeout: float) -> list[dict[str, Any]]:

@@ -3,7 +3,8 @@
 A :class:`Lease` lives from the start of one upstream session to its close; its events let
 calls wait for the session to be ready, for a drift re-check to finish, or for it to be gone.
 A :class:`Slot` is one upstream (or one upstream and one client) across restarts: the current
-lease, the concurrency bound, and the counters status reports.
+lease, every lease it still owns (a closing session's process is still ours), the start lock,
+the concurrency bound, and the counters status reports.
 """
 
 from __future__ import annotations
@@ -46,6 +47,10 @@ class Lease:
     def usable(self) -> bool:
         return self.conn is not None and not self.stopping and not self.done.is_set()
 
+    def alive(self) -> bool:
+        """Starting or serving, and not asked to stop: a caller may wait for it."""
+        return not self.stopping and not self.done.is_set()
+
 
 @dataclass(eq=False)
 class Slot:
@@ -62,6 +67,11 @@ class Slot:
     last_error: str | None = None
     in_flight: int = 0
     last_used: float = 0.0
+    # Only one caller at a time may start a session for this slot (see PooledGateway._restart).
+    start_lock: anyio.Lock = field(default_factory=anyio.Lock)
+    # Every lease whose runner has not finished: the sessions (processes) this slot owns, the
+    # current one and any still closing.
+    owned: set[Lease] = field(default_factory=set)
 
 
 def lease_tail(lease: Lease) -> str:

@@ -116,6 +116,10 @@ class OneShotGateway:
             raise UpstreamError(server, f"the session ended during {phase}; retry")
         return result
 
+    def owned(self) -> int:
+        """Upstream sessions open now: one per call in flight."""
+        return sum(s["in_flight"] for s in self._stats.values())
+
     def health(self) -> list[SessionHealth]:
         return [
             SessionHealth(
@@ -128,6 +132,7 @@ class OneShotGateway:
                 last_error=s["last_error"],
                 idle_for=None,
                 retry_in=None,
+                owned=s["in_flight"],
             )
             for name, s in sorted(self._stats.items())
         ]

@@ -40,6 +40,7 @@ from cartograph.gateway.lease import Lease, Slot, describe_error, lease_tail
 logger = logging.getLogger(__name__)
 
 _SERVE_WAKE = 30.0  # how often an idle runner re-checks its idle deadline (seconds)
+_CLOSE_WAIT = 5.0  # how long a restart waits for the session it replaces to close (seconds)
 
 
 class PooledGateway:
@@ -60,6 +61,8 @@ class PooledGateway:
         self._guard = guard
         self.per_client = per_client
         self._slots: dict[tuple[str, str | None], Slot] = {}
+        # Every lease whose runner has not finished, of every slot (dropped ones included).
+        self._leases: set[Lease] = set()
         self._tg: TaskGroup | None = None
 
     async def __aenter__(self) -> PooledGateway:
@@ -70,7 +73,7 @@ class PooledGateway:
     async def __aexit__(self, *exc_info: object) -> None:
         tg, self._tg = self._tg, None
         assert tg is not None
-        leases = [s.lease for s in self._slots.values() if s.lease is not None]
+        leases = list(self._leases)
         for lease in leases:
             lease.stop()
         with anyio.move_on_after(10):
@@ -147,18 +150,8 @@ class PooledGateway:
     async def _ready_lease(self, slot: Slot) -> Lease:
         for _ in range(5):
             lease = slot.lease
-            if lease is None or lease.done.is_set() or lease.stopping:
-                wait = slot.next_start - anyio.current_time()
-                if wait > self.limits.call_timeout:
-                    raise UpstreamError(
-                        slot.server,
-                        f"failed {slot.failures} time(s) in a row ({slot.last_error}); "
-                        f"the next restart is in {wait:.0f} s: retry then",
-                    )
-                if wait > 0:
-                    logger.info("%s: waiting %.2f s before restarting", slot.server, wait)
-                    await anyio.sleep(wait)
-                lease = self._start(slot)
+            if lease is None or not lease.alive():
+                lease = await self._restart(slot, lease)
             # The runner bounds the start by start_timeout; this is only a safety net.
             try:
                 with anyio.fail_after(self.limits.start_timeout + 15):
@@ -174,10 +167,35 @@ class PooledGateway:
                         f"did not start in time ({lease.error}); retry",
                         stderr_tail=lease.tail,
                     )
-                raise UpstreamError(
-                    slot.server, f"could not start: {lease.error}", stderr_tail=lease.tail
-                )
+                raise UpstreamError(slot.server, lease.error, stderr_tail=lease.tail)
         raise UpstreamError(slot.server, "the session kept closing while starting; retry")
+
+    async def _restart(self, slot: Slot, seen: Lease | None) -> Lease:
+        """The slot's session, started anew unless another caller already did: one start at a
+        time per upstream, and the lease is looked at again after every wait (for the start
+        lock, through the backoff, for the old session to close). ``seen`` is the dead lease
+        the caller found; a newer one, even one that failed, is its answer."""
+        async with slot.start_lock:
+            lease = slot.lease
+            if lease is not seen and lease is not None:
+                return lease  # started while we waited for the lock: share its outcome
+            wait = slot.next_start - anyio.current_time()
+            if wait > self.limits.call_timeout:
+                raise UpstreamError(
+                    slot.server,
+                    f"failed {slot.failures} time(s) in a row ({slot.last_error}); "
+                    f"the next restart is in {wait:.0f} s: retry then",
+                )
+            if wait > 0:
+                logger.info("%s: waiting %.2f s before restarting", slot.server, wait)
+                await anyio.sleep(wait)
+                if slot.lease is not lease and slot.lease is not None:
+                    return slot.lease
+            if lease is not None and not lease.done.is_set():
+                # The old session is closing: let its process go before the next one starts.
+                with anyio.move_on_after(_CLOSE_WAIT):
+                    await lease.done.wait()
+            return self._start(slot)
 
     def _start(self, slot: Slot) -> Lease:
         if self._tg is None:
@@ -185,6 +203,8 @@ class PooledGateway:
         lease = Lease()
         slot.lease = lease
         slot.starts += 1
+        slot.owned.add(lease)
+        self._leases.add(lease)
         self._tg.start_soon(self._run, slot, lease)
         return lease
 
@@ -236,6 +256,10 @@ class PooledGateway:
             if sc.cancelled_caught and not lease.ready.is_set():
                 lease.error = f"did not start within {self.limits.start_timeout:g} s"
                 lease.timed_out = True
+        except UpstreamError as exc:
+            lease.error = exc.reason if exc.server == server else str(exc)
+            lease.tail = exc.stderr_tail
+            lease.timed_out = isinstance(exc, UpstreamTimeout)
         except CartographError as exc:
             lease.error = str(exc)
             lease.tail = getattr(exc, "stderr_tail", "")
@@ -245,6 +269,8 @@ class PooledGateway:
             lease.timed_out = True
         except Exception as exc:  # boundary: nothing an upstream does may crash the proxy
             lease.error = describe_error(exc)
+            if not lease.ready.is_set():
+                lease.error = f"could not start: {lease.error}"
             logger.debug("%s: session ended with %r", server, exc, exc_info=True)
         finally:
             if lease.error is not None and not lease.stopping:
@@ -259,6 +285,8 @@ class PooledGateway:
             lease.checked.set()
             lease.ready.set()
             lease.done.set()
+            slot.owned.discard(lease)
+            self._leases.discard(lease)
             if slot.client is not None and slot.lease is lease and slot.in_flight == 0:
                 self._slots.pop((slot.server, slot.client), None)
 
@@ -334,6 +362,11 @@ class PooledGateway:
         if slot is not None and slot.lease is not None:
             await slot.lease.done.wait()
 
+    def owned(self) -> int:
+        """Upstream sessions open now (for stdio upstreams: child processes), closing ones and
+        those of dropped per-client slots included."""
+        return len(self._leases)
+
     def health(self) -> list[SessionHealth]:
         now = anyio.current_time()
         rows = []
@@ -358,6 +391,7 @@ class PooledGateway:
                     last_error=slot.last_error,
                     idle_for=None if slot.in_flight else round(now - slot.last_used, 1),
                     retry_in=round(slot.next_start - now, 2) if slot.next_start > now else None,
+                    owned=len(slot.owned),
                 )
             )
         return rows

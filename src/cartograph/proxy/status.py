@@ -21,7 +21,12 @@ def build_status(proxy: Proxy, policy: Policy | None = None) -> dict[str, Any]:
     catalog = proxy.catalog
     sessions: dict[str, list[dict[str, Any]]] = {}
     for h in proxy.gateway.health():
-        row: dict[str, Any] = {"state": h.state, "starts": h.starts, "crashes": h.crashes}
+        row: dict[str, Any] = {
+            "state": h.state,
+            "starts": h.starts,
+            "crashes": h.crashes,
+            "owned": h.owned,
+        }
         if h.client:
             row["client"] = h.client
         if h.in_flight:
@@ -73,6 +78,8 @@ def build_status(proxy: Proxy, policy: Policy | None = None) -> dict[str, Any]:
         },
         "index": _index_state(proxy),
     }
+    if policy is None:
+        out["totals"]["upstream_sessions_owned"] = proxy.gateway.owned()
     if catalog.failures and policy is None:
         out["cards_rejected"] = [
             {"file": f.path.name, "reason": f.reason} for f in catalog.failures

@@ -1,0 +1,73 @@
+"""An upstream killed while calls queue for it: one restart, no orphaned sessions, and status
+counts the upstream processes the pool owns (checked against /proc)."""
+
+from __future__ import annotations
+
+import os
+import signal
+from dataclasses import replace
+
+import anyio
+import pytest
+from processkit import child_pids
+from proxykit import FAST, Env, call, connected, data, text
+
+pytestmark = pytest.mark.anyio
+
+
+def _owned(status: dict[str, object], server: str) -> int:
+    servers = status["servers"]
+    assert isinstance(servers, list)
+    entry = next(s for s in servers if s["server"] == server)
+    return sum(row["owned"] for row in entry["sessions"])
+
+
+async def test_killing_an_upstream_under_load_starts_one_session_not_one_per_waiter(
+    env: Env,
+) -> None:
+    limits = replace(FAST, max_in_flight=4, backoff_base=0.3, backoff_cap=0.3)
+    proxy = env.proxy(limits=limits)
+    async with connected(proxy) as client:
+        before = child_pids()
+        for _ in range(4):  # four crashes, each with 20 calls queued behind it
+            pid = int(text(await call(client, "chaos", "pid")))
+            results: list[str] = []
+
+            async def one(i: int) -> None:
+                answer = await call(client, "chaos", "nap", {"seconds": 0.5})
+                results.append("error" if answer.isError else "ok")
+
+            async with anyio.create_task_group() as tg:
+                for i in range(20):
+                    tg.start_soon(one, i)
+                await anyio.sleep(0.2)  # four calls are in the session, sixteen queue
+                os.kill(pid, signal.SIGKILL)
+            assert len(results) == 20 and "ok" in results
+        status = data(await client.call_tool("status", {}))
+        kids = child_pids() - before
+        assert len(kids) == 1, f"{len(kids)} chaos processes for one upstream"
+        assert _owned(status, "chaos") == len(kids)
+        chaos = next(s for s in status["servers"] if s["server"] == "chaos")
+        assert chaos["sessions"][0]["state"] == "ready"
+        assert chaos["sessions"][0]["crashes"] == 4
+    assert not child_pids() & kids
+
+
+async def test_waiters_behind_a_failed_start_share_one_retry(env: Env) -> None:
+    """The first call's start fails; the calls that waited for the slot do not each start a
+    process of their own: the restart count grows by one per backoff period, not per waiter."""
+    config = env.config(chaos={"command": "/nonexistent/server-binary", "args": []})
+    limits = replace(FAST, backoff_base=0.5, backoff_cap=0.5, max_in_flight=8)
+    proxy = env.proxy(config, limits=limits)
+    async with connected(proxy) as client:
+        answers: list[str] = []
+
+        async def one() -> None:
+            answers.append(text(await call(client, "chaos", "echo", {"text": "x"})))
+
+        async with anyio.create_task_group() as tg:
+            for _ in range(12):
+                tg.start_soon(one)
+        health = {h.server: h for h in proxy.gateway.health()}
+    assert len(answers) == 12 and all("upstream 'chaos'" in a for a in answers)
+    assert health["chaos"].starts <= 3, f"{health['chaos'].starts} starts for 12 waiters"

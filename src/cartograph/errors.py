@@ -22,7 +22,9 @@ errors are mapped to these in one place per layer with ``raise ... from exc``.
     ├── GatewayError               a call could not be routed
     │   ├── ToolNotFound           no signed card holds that tool
     │   ├── ToolQuarantined        the drift guard holds the tool back
-    │   └── ArgumentsInvalid       arguments do not match the input schema
+    │   ├── ArgumentsInvalid       arguments do not match the input schema
+    │   ├── LimitExceeded          an input is over a documented limit (task, k, arguments)
+    │   └── LoopRefused            the call came back to this workspace, or passed too many proxies
     └── AccessError                access control refused a request
         ├── AuthError              missing, wrong, expired or revoked credentials (HTTP 401)
         ├── AccessDenied           the client's policy does not allow that server or tool
@@ -163,6 +165,15 @@ class ArgumentsInvalid(GatewayError):
     def __init__(self, message: str, problems: list[str]) -> None:
         self.problems = problems
         super().__init__(message)
+
+
+class LimitExceeded(GatewayError):
+    """An input an agent sent is over one of the proxy's documented limits (docs/limits.md)."""
+
+
+class LoopRefused(GatewayError):
+    """A call reached this Cartograph workspace again through a chain of proxies, or passed
+    more proxies than the hop limit allows."""
 
 
 class AccessError(CartographError):

@@ -29,14 +29,15 @@ async def test_killing_an_upstream_under_load_starts_one_session_not_one_per_wai
     proxy = env.proxy(limits=limits)
     async with connected(proxy) as client:
         before = child_pids()
+        results: list[str] = []
+
+        async def one(i: int) -> None:
+            answer = await call(client, "chaos", "nap", {"seconds": 0.5})
+            results.append("error" if answer.isError else "ok")
+
         for _ in range(4):  # four crashes, each with 20 calls queued behind it
             pid = int(text(await call(client, "chaos", "pid")))
-            results: list[str] = []
-
-            async def one(i: int) -> None:
-                answer = await call(client, "chaos", "nap", {"seconds": 0.5})
-                results.append("error" if answer.isError else "ok")
-
+            results.clear()
             async with anyio.create_task_group() as tg:
                 for i in range(20):
                     tg.start_soon(one, i)

@@ -5,6 +5,7 @@ Generation is always this explicit step; later commands load cards and never rew
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -183,6 +184,7 @@ def _snapshot_from_config(
     import anyio
 
     from cartograph.config import load_config
+    from cartograph.upstream.chain import outgoing_chain, with_chain
     from cartograph.upstream.connect import snapshot_servers
 
     if not config_path:
@@ -196,7 +198,10 @@ def _snapshot_from_config(
     path = Path(config_path).resolve()
     fleet = load_config(path)
     _check_names(servers, fleet.servers, str(path))
-    chosen = {n: c for n, c in fleet.servers.items() if not servers or n in servers}
+    chain = outgoing_chain(ws, os.environ, "bootstrap")
+    chosen = {
+        n: with_chain(c, chain) for n, c in fleet.servers.items() if not servers or n in servers
+    }
     if not chosen:
         raise UsageError(f"{path}: no enabled servers to bootstrap")
     update_settings(ws, mcp_config=str(path))

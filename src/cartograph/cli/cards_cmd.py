@@ -1,4 +1,4 @@
-"""`cartograph cards`: list, show, verify, re-sign and import signed cards."""
+"""`cartograph cards`: list, show, verify, re-sign, import and prune signed cards."""
 
 from __future__ import annotations
 
@@ -256,3 +256,51 @@ def cards_import(app: AppContext, source: Path, rename_prefix: str | None, as_js
             )
     if refused:
         raise SystemExit(1)
+
+
+@cards.command("prune")
+@click.option(
+    "--config",
+    "config_path",
+    type=click.Path(dir_okay=False),
+    help="mcp.json whose servers are kept. Default: the one recorded by the last bootstrap.",
+)
+@click.option("--dry-run", is_flag=True, help="Say what would be removed; remove nothing.")
+@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+@pass_app
+@handle_errors
+def cards_prune(app: AppContext, config_path: str | None, dry_run: bool, as_json: bool) -> None:
+    """Remove the cards of servers the config no longer names.
+
+    The proxy neither offers nor calls them (they have no config entry), but they stay in the
+    index and in `cards list` until pruned. Cards that fail verification are left alone.
+    """
+    from cartograph.config import load_config
+    from cartograph.storage import open_store
+    from cartograph.workspace import read_settings
+
+    ws = app.workspace
+    chosen = config_path or read_settings(ws).get("mcp_config")
+    if not isinstance(chosen, str) or not chosen:
+        raise UsageError(
+            "no --config given and none recorded in the workspace; pass --config path/to/mcp.json"
+        )
+    fleet = load_config(Path(chosen))
+    loaded = load_verified(ws)
+    stale = sorted(set(loaded.cards) - set(fleet.servers))
+    removed: list[str] = []
+    if not dry_run:
+        store = open_store(ws)
+        removed = [s for s in stale if store.remove_card(s, loaded.paths.get(s))]
+    if as_json:
+        emit_json({"config": str(fleet.path), "stale": stale, "removed": removed})
+        return
+    if not stale:
+        stdout.print(f"nothing to prune: every card's server is in {fleet.path}", highlight=False)
+        return
+    verb = "would remove" if dry_run else "removed"
+    stdout.print(
+        f"{verb} {len(stale) if dry_run else len(removed)} card(s) of servers not in "
+        f"{fleet.path}: {', '.join(stale if dry_run else removed)}",
+        highlight=False,
+    )

@@ -59,7 +59,7 @@ def handle_errors(func: Callable[P, R]) -> Callable[P, R]:
         try:
             return func(*args, **kwargs)
         except CartographError as exc:
-            stderr.print("[bold red]error:[/]", escape(str(exc)), highlight=False)
+            stderr.print("[bold red]error:[/]", escape(str(exc)), highlight=False, soft_wrap=True)
             raise SystemExit(exc.exit_code) from None
 
     return wrapper

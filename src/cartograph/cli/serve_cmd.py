@@ -8,6 +8,7 @@ over stdio the client runs under the policy named by ``--client`` or ``--policy`
 from __future__ import annotations
 
 import contextlib
+import os
 from pathlib import Path
 
 import anyio
@@ -28,6 +29,7 @@ from cartograph.gateway.base import Limits
 from cartograph.gateway.connector import fleet_connector
 from cartograph.proxy.core import MODES, Proxy, ProxySettings
 from cartograph.proxy.server import bind_socket, serve_http, serve_stdio
+from cartograph.upstream.chain import outgoing_chain
 from cartograph.workspace import read_settings
 
 
@@ -130,6 +132,7 @@ def serve(
 ) -> None:
     """Serve the proxy: three tools (discover, status, call) in front of every upstream."""
     ws = app.workspace
+    chain = outgoing_chain(ws, os.environ, "serve")  # a proxy that reaches itself stops here
     settings = read_settings(ws)
     chosen = config_path or settings.get("mcp_config")
     if not chosen:
@@ -151,7 +154,7 @@ def serve(
     )
     proxy = Proxy(
         ws,
-        fleet_connector(fleet, start_timeout=start_timeout),
+        fleet_connector(fleet, start_timeout=start_timeout, chain=chain),
         ProxySettings(
             mode=mode,
             limits=limits,

@@ -106,6 +106,7 @@ class Gateway(Protocol):
         arguments: dict[str, Any],
         *,
         client: str | None = None,
+        meta: dict[str, Any] | None = None,
     ) -> types.CallToolResult: ...
 
     def health(self) -> list[SessionHealth]: ...
@@ -122,15 +123,22 @@ async def list_live_tools(session: ClientSession, *, timeout: float) -> list[dic
 
 
 async def forward_call(
-    server: str, session: ClientSession, tool: str, arguments: dict[str, Any]
+    server: str,
+    session: ClientSession,
+    tool: str,
+    arguments: dict[str, Any],
+    meta: dict[str, Any] | None = None,
 ) -> types.CallToolResult:
     """tools/call as a pass-through: unlike ``ClientSession.call_tool`` it neither lists the
     tools with the SDK's strict models (some publishers' schemas fail them) nor re-validates
-    structured output (the agent's own client does that). A result that is not a
-    CallToolResult at all becomes an :class:`UpstreamError`."""
-    request = types.ClientRequest(
-        types.CallToolRequest(params=types.CallToolRequestParams(name=tool, arguments=arguments))
+    structured output (the agent's own client does that). ``meta`` goes out as the request's
+    ``_meta``. A result that is not a CallToolResult at all becomes an :class:`UpstreamError`."""
+    params = types.CallToolRequestParams(
+        name=tool,
+        arguments=arguments,
+        _meta=types.RequestParams.Meta(**meta) if meta else None,  # pyright: ignore[reportCallIssue]
     )
+    request = types.ClientRequest(types.CallToolRequest(params=params))
     try:
         return await session.send_request(request, types.CallToolResult)
     except ValidationError as exc:

@@ -1,7 +1,8 @@
 """The real connector: upstream sessions opened from the fleet config by name.
 
 Sessions come from :func:`cartograph.upstream.connect.open_session`, the one transport layer
-(stdio, streamable HTTP, SSE); the gateway only chooses when to open and close them.
+(stdio, streamable HTTP, SSE); the gateway only chooses when to open and close them. A stdio
+child learns the chain of proxies above it (:mod:`cartograph.upstream.chain`).
 """
 
 from __future__ import annotations
@@ -11,11 +12,17 @@ from contextlib import AbstractAsyncContextManager
 from cartograph.config import FleetConfig
 from cartograph.errors import UpstreamError
 from cartograph.gateway.base import Connection, Connector, MessageHandler
+from cartograph.upstream.chain import with_chain
 from cartograph.upstream.connect import open_session
 
 
-def fleet_connector(fleet: FleetConfig, *, start_timeout: float = 30.0) -> Connector:
-    """A :class:`Connector` for every server of ``fleet``; unknown names raise UpstreamError."""
+def fleet_connector(
+    fleet: FleetConfig, *, start_timeout: float = 30.0, chain: tuple[str, ...] = ()
+) -> Connector:
+    """A :class:`Connector` for every server of ``fleet``; unknown names raise UpstreamError.
+
+    ``chain`` (the proxies this one is part of, itself last) goes into every stdio child's
+    ``$CARTOGRAPH_CHAIN``, so a Cartograph started as an upstream can refuse a loop."""
 
     def connect(
         server: str, *, message_handler: MessageHandler | None = None
@@ -27,6 +34,8 @@ def fleet_connector(fleet: FleetConfig, *, start_timeout: float = 30.0) -> Conne
                 f"has a signed card but no entry in {fleet.path}; add it there or serve with "
                 "--config pointing at the file it was bootstrapped from",
             )
-        return open_session(cfg, timeout=start_timeout, message_handler=message_handler)
+        return open_session(
+            with_chain(cfg, chain), timeout=start_timeout, message_handler=message_handler
+        )
 
     return connect

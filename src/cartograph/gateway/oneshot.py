@@ -56,7 +56,13 @@ class OneShotGateway:
         return None
 
     async def call(
-        self, server: str, tool: str, arguments: dict[str, Any], *, client: str | None = None
+        self,
+        server: str,
+        tool: str,
+        arguments: dict[str, Any],
+        *,
+        client: str | None = None,
+        meta: dict[str, Any] | None = None,
     ) -> types.CallToolResult:
         stats = self._stats.setdefault(
             server, {"starts": 0, "failures": 0, "in_flight": 0, "last_error": None}
@@ -64,7 +70,7 @@ class OneShotGateway:
         stats["starts"] += 1
         stats["in_flight"] += 1
         try:
-            result = await self._call(server, tool, arguments)
+            result = await self._call(server, tool, arguments, meta)
         except UpstreamError as exc:
             stats["failures"] += 1
             stats["last_error"] = str(exc)
@@ -75,7 +81,7 @@ class OneShotGateway:
         return result
 
     async def _call(
-        self, server: str, tool: str, arguments: dict[str, Any]
+        self, server: str, tool: str, arguments: dict[str, Any], meta: dict[str, Any] | None
     ) -> types.CallToolResult:
         limits = self.limits
         phase = "start"
@@ -91,7 +97,7 @@ class OneShotGateway:
                     phase = "call"
                     scope.deadline = anyio.current_time() + limits.call_timeout
                     try:
-                        result = await forward_call(server, conn.session, tool, arguments)
+                        result = await forward_call(server, conn.session, tool, arguments, meta)
                     except McpError as exc:
                         raise mcp_error(server, exc, conn.stderr_tail()) from None
                     phase = "close"

@@ -85,7 +85,13 @@ class PooledGateway:
     # -- calls ---------------------------------------------------------------------------------
 
     async def call(
-        self, server: str, tool: str, arguments: dict[str, Any], *, client: str | None = None
+        self,
+        server: str,
+        tool: str,
+        arguments: dict[str, Any],
+        *,
+        client: str | None = None,
+        meta: dict[str, Any] | None = None,
     ) -> types.CallToolResult:
         slot = self._slot(server, client)
         slot.in_flight += 1
@@ -102,7 +108,7 @@ class PooledGateway:
                     limits.call_timeout,
                 ) from None
             try:
-                return await self._call_on(slot, tool, arguments)
+                return await self._call_on(slot, tool, arguments, meta)
             finally:
                 slot.sem.release()
         finally:
@@ -110,7 +116,7 @@ class PooledGateway:
             slot.last_used = anyio.current_time()
 
     async def _call_on(
-        self, slot: Slot, tool: str, arguments: dict[str, Any]
+        self, slot: Slot, tool: str, arguments: dict[str, Any], meta: dict[str, Any] | None
     ) -> types.CallToolResult:
         for attempt in (1, 2):
             lease = await self._ready_lease(slot)
@@ -123,7 +129,9 @@ class PooledGateway:
             assert lease.conn is not None
             try:
                 with anyio.fail_after(self.limits.call_timeout):
-                    result = await forward_call(slot.server, lease.conn.session, tool, arguments)
+                    result = await forward_call(
+                        slot.server, lease.conn.session, tool, arguments, meta
+                    )
             except TimeoutError:
                 if self._tg is not None:
                     self._tg.start_soon(self._probe, slot, lease)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -23,6 +23,7 @@ from cartograph.errors import (
     AccessDenied,
     ConfigError,
     GatewayError,
+    LoopRefused,
     ToolNotFound,
     UpstreamError,
 )
@@ -31,10 +32,21 @@ from cartograph.gateway.drift import Quarantine
 from cartograph.gateway.oneshot import OneShotGateway
 from cartograph.gateway.pool import PooledGateway
 from cartograph.proxy.catalog import CardCatalog, CardGuard
+from cartograph.proxy.limits import (
+    BoundedAudit,
+    InputLimits,
+    check_arguments,
+    check_k,
+    check_names,
+    check_task,
+    text_for_audit,
+)
+from cartograph.proxy.offers import OfferBook, new_discover_id
 from cartograph.proxy.resolver import Resolver, default_opener
 from cartograph.proxy.status import build_status
 from cartograph.proxy.validate import validate_arguments
 from cartograph.storage import open_store
+from cartograph.upstream.chain import call_meta, loop_problem, workspace_id
 from cartograph.workspace import Workspace
 
 logger = logging.getLogger(__name__)
@@ -52,6 +64,7 @@ class ProxySettings:
     method: str | None = None
     config_path: str | None = None
     check_drift_one_shot: bool = True
+    inputs: InputLimits = field(default_factory=InputLimits)
 
 
 class Proxy:
@@ -71,7 +84,9 @@ class Proxy:
         if self.settings.mode not in MODES:
             raise ConfigError(f"gateway mode must be one of {', '.join(MODES)}")
         store = open_store(ws)  # the workspace files, or the store shared by every replica
-        self.audit = store.audit_log()
+        self.audit = BoundedAudit(store.audit_log(), self.settings.inputs)
+        self.instance = workspace_id(ws)  # for loop refusal (cartograph.upstream.chain)
+        self.offers = OfferBook()
         self.quarantine = Quarantine(ledger=store.quarantine_ledger())
         self.quarantine.listeners.append(self._drift_event)
         self.catalog = CardCatalog(ws)
@@ -114,6 +129,7 @@ class Proxy:
 
     async def release_client(self, client: str) -> None:
         """A client disconnected: close the upstream sessions that were its own."""
+        self.offers.forget(client)
         if isinstance(self.gateway, PooledGateway):
             await self.gateway.release_client(client)
 
@@ -126,26 +142,52 @@ class Proxy:
     # -- discover -----------------------------------------------------------------------------
 
     async def discover(
-        self, task: str, k: int = 5, *, caller: Caller | None = None
+        self,
+        task: str,
+        k: int = 5,
+        *,
+        caller: Caller | None = None,
+        client: str | None = None,
     ) -> dict[str, Any]:
-        """The top-k tools for ``task`` that ``caller``'s policy lets it see."""
+        """The top-k tools for ``task`` among the configured servers that ``caller``'s policy
+        lets it see; ``client`` (the MCP session) remembers what was offered, for the audit."""
+        limits = self.settings.inputs
+        check_task(task, limits)
+        k = check_k(k, limits)
         task = task.strip()
         if not task:
             raise GatewayError("discover needs a task in plain words, e.g. 'read a file'")
-        allow = caller.policy.permits if caller is not None else None
         answer = await anyio.to_thread.run_sync(
-            self.resolver.rank, task, k, allow, limiter=self._rank_limiter
+            self.resolver.rank, task, k, self._allow(caller), limiter=self._rank_limiter
         )
         rendered = self.resolver.render(answer)
+        discover_id = new_discover_id()
+        self.offers.record(client, discover_id, [(h.server, h.tool) for h in answer.results])
         self.audit.write(
             "discover",
+            id=discover_id,
             client=caller.name if caller else None,
-            query=task,
+            session=client,
+            query=text_for_audit(task, limits),
             k=k,
             method=answer.method,
             results=self.resolver.audit_fields(answer),
         )
         return rendered
+
+    def _allow(self, caller: Caller | None) -> Callable[[str, str], bool] | None:
+        """What discover may offer: tools of configured servers that the caller may see."""
+        policy = caller.policy if caller is not None and caller.policy != ALLOW_ALL else None
+        configured = self.configured
+        if policy is None and configured is None:
+            return None
+
+        def allow(server: str, tool: str) -> bool:
+            if configured is not None and server not in configured:
+                return False
+            return policy is None or policy.permits(server, tool)
+
+        return allow
 
     # -- status -------------------------------------------------------------------------------
 
@@ -163,14 +205,21 @@ class Proxy:
         *,
         client: str | None = None,
         caller: Caller | None = None,
+        chain: tuple[str, ...] = (),
     ) -> types.CallToolResult:
-        """Run ``server``/``tool``; ``client`` keys per-client sessions, ``caller`` is checked."""
+        """Run ``server``/``tool``; ``client`` keys per-client sessions, ``caller`` is checked,
+        ``chain`` names the Cartograph proxies the request passed before this one."""
         started = time.perf_counter()
         outcome = "ok"
         try:
+            check_names(server, tool)  # before the names go into any error message
+            problem = loop_problem(chain, self.instance)
+            if problem is not None:
+                raise LoopRefused(f"{server}/{tool}: refused: {problem}")
             hidden = ToolNotFound(f"no tool {tool!r} on server {server!r} for you; use discover")
             if caller is not None and not caller.policy.permits(server, tool):
                 raise AccessDenied(str(hidden))  # the same text as for a missing tool
+            check_arguments(server, tool, arguments, self.settings.inputs)
             self.catalog.refresh()
             try:
                 _, entry = self.catalog.entry(server, tool)
@@ -188,7 +237,13 @@ class Proxy:
                     f"has a signed card but is not in the config "
                     f"({self.settings.config_path or 'none given'}); it cannot be reached",
                 )
-            result = await self.gateway.call(server, tool, arguments, client=client)
+            result = await self.gateway.call(
+                server,
+                tool,
+                arguments,
+                client=client,
+                meta=call_meta((*chain, self.instance)),
+            )
             if result.isError:
                 outcome = "tool-error"
             return result
@@ -204,4 +259,12 @@ class Proxy:
                 ms=round((time.perf_counter() - started) * 1000, 2),
                 client=caller.name if caller else None,
                 session=client,
+                **self._offer_fields(client, server, tool),
             )
+
+    def _offer_fields(self, client: str | None, server: str, tool: str) -> dict[str, Any]:
+        """Which discover answer of this session offered the tool, at which rank."""
+        offer = self.offers.lookup(client, server, tool)
+        if offer is None:
+            return {"undiscovered": True}
+        return {"offered_by": offer.discover_id, "rank": offer.rank}

@@ -31,6 +31,7 @@ from cartograph.access.guard import Access, Caller
 from cartograph.access.http import AuthMiddleware, caller_of
 from cartograph.errors import AuthError, CartographError, RateLimited
 from cartograph.proxy.core import Proxy
+from cartograph.upstream.chain import meta_chain
 
 logger = logging.getLogger(__name__)
 
@@ -159,7 +160,7 @@ def build_server(
     ) -> types.CallToolResult:
         if name == "discover":
             task, k = str(arguments["task"]), int(arguments.get("k", 5))
-            return _json(await proxy.discover(task, k, caller=who))
+            return _json(await proxy.discover(task, k, caller=who, client=client_key()))
         if name == "status":
             return _json(proxy.status(who))
         if name == "call":
@@ -169,6 +170,7 @@ def build_server(
                 arguments.get("arguments") or {},
                 client=client_key(),
                 caller=who,
+                chain=meta_chain(server.request_context.meta),
             )
         return _error(f"unknown tool {name!r}; this server has discover, call and status")
 

@@ -38,7 +38,10 @@ def build_status(proxy: Proxy, policy: Policy | None = None) -> dict[str, Any]:
         sessions.setdefault(h.server, []).append(row)
     servers = []
     visible: dict[str, int] = {}
+    configured = proxy.configured
     for name in sorted(catalog.cards):
+        if configured is not None and name not in configured:
+            continue  # a card without a config entry: nothing of it can be served
         card = catalog.cards[name]
         ref = catalog.refs[name]
         names = [t.name for t in card.tools]
@@ -61,8 +64,6 @@ def build_status(proxy: Proxy, policy: Policy | None = None) -> dict[str, Any]:
             "card_age_h": _age_hours(ref.signed_at, now),
             "sessions": sessions.pop(name, []) or "not started",
         }
-        if proxy.configured is not None and name not in proxy.configured:
-            entry["reachable"] = "no: not in the config"
         if held:
             entry["quarantined"] = held
         servers.append(entry)
@@ -84,6 +85,14 @@ def build_status(proxy: Proxy, policy: Policy | None = None) -> dict[str, Any]:
         out["cards_rejected"] = [
             {"file": f.path.name, "reason": f.reason} for f in catalog.failures
         ]
+    if configured is not None and policy is None:
+        unserved = sorted(set(catalog.cards) - configured)
+        if unserved:
+            out["cards_not_in_config"] = {
+                "servers": unserved,
+                "note": "signed cards of servers the config does not name: not offered, not "
+                "callable; `cartograph cards prune` removes them",
+            }
     if proxy.configured is not None:
         uncarded = sorted(
             s

@@ -38,6 +38,11 @@ class Store(Protocol):
 
     def write_card(self, card: Card) -> Path: ...
 
+    def remove_card(self, server: str, path: Path | None = None) -> bool:
+        """Delete the card served under ``server`` (and its alias record); False if none.
+        ``path``: where :meth:`load_verified` found it, when known."""
+        ...
+
     def load_verified(self, trust: TrustStore) -> LoadedCards: ...
 
     def cards_stamp(self) -> object:
@@ -70,6 +75,18 @@ class FileStore:
         from cartograph.cards.store import write_card
 
         return write_card(self.ws, card)
+
+    def remove_card(self, server: str, path: Path | None = None) -> bool:
+        from cartograph.cards.store import ALIAS_SUFFIX, CARD_SUFFIX
+
+        path = path or self.ws.card_path(server)
+        alias = path.with_name(path.name[: -len(CARD_SUFFIX)] + ALIAS_SUFFIX)
+        alias.unlink(missing_ok=True)
+        try:
+            path.unlink()
+        except FileNotFoundError:
+            return False
+        return True
 
     def load_verified(self, trust: TrustStore) -> LoadedCards:
         from cartograph.cards.store import load_verified
@@ -114,6 +131,12 @@ class PgStore:
         from cartograph.storage.pg_cards import write_card
 
         return write_card(self.db, card)
+
+    def remove_card(self, server: str, path: Path | None = None) -> bool:
+        from cartograph.storage.pg_cards import delete_card
+
+        del path  # rows are keyed by server name
+        return delete_card(self.db, server)
 
     def load_verified(self, trust: TrustStore) -> LoadedCards:
         from cartograph.storage.pg_cards import load_verified

@@ -61,6 +61,13 @@ def pid() -> int:
 
 
 @mcp.tool()
+def chain(ctx: Context) -> str:
+    """The _meta the request came with, as JSON."""
+    meta = ctx.request_context.meta
+    return json.dumps(meta.model_dump(exclude_none=True) if meta is not None else {})
+
+
+@mcp.tool()
 def crash() -> str:
     """Exit the process at once, mid-call."""
     print("chaos: crashing on purpose", file=sys.stderr, flush=True)

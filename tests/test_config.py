@@ -118,11 +118,27 @@ def test_public_endpoint_never_shows_env_or_header_values_or_secret_args(tmp_pat
     http = cfg.servers["h"].public_endpoint()
     for secret in ("sk-live-123", "hunter2", "ghp_secret", "from-env-secret"):
         assert secret not in stdio
-    assert stdio.startswith("srv --api-key *** --password=*** --tok ${T}")
+    assert stdio.startswith("srv [5 args sha256:")
     for secret in (":pw@", "abc", "xyz"):
         assert secret not in http
     assert "api.example.com/mcp" in http and "x=1" in http
     assert "ghp_secret" not in repr(cfg.servers["s"]) and "xyz" not in repr(cfg.servers["h"])
+
+
+def test_a_literal_secret_in_args_never_reaches_the_public_endpoint(tmp_path: Path) -> None:
+    """No pattern can tell a secret argument from a path: the identity keeps the command and
+    a digest of the arguments as written, never their values."""
+    servers = {
+        "a": {"command": "srv", "args": ["--user-agent", "sk-live-abcdef0123456789"]},
+        "b": {"command": "srv", "args": ["--user-agent", "sk-live-abcdef0123456789"]},
+        "c": {"command": "srv", "args": ["--user-agent", "other"]},
+        "d": {"command": "srv"},
+    }
+    cfg = load_config(write(tmp_path, {"mcpServers": servers}), environ={})
+    shown = {name: server.public_endpoint() for name, server in cfg.servers.items()}
+    assert "sk-live" not in "".join(shown.values()) and "user-agent" not in shown["a"]
+    assert shown["a"] == shown["b"] != shown["c"]  # same arguments, same identity
+    assert shown["a"].startswith("srv [2 args sha256:") and shown["d"] == "srv"
 
 
 def test_example_config_loads_and_points_into_the_fleet_dir() -> None:
@@ -134,7 +150,7 @@ def test_example_config_loads_and_points_into_the_fleet_dir() -> None:
     for server in cfg.servers.values():
         assert isinstance(server, StdioUpstream)
         assert server.env["HOME"].startswith(fleet)
-        assert "${configDir}/../.fleet/" in server.public_endpoint()
+        assert server.public_endpoint().startswith(("node [", "${configDir}/../.fleet/"))
 
 
 @pytest.mark.parametrize(

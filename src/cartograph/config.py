@@ -37,7 +37,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from cartograph.errors import ConfigError
 from cartograph.upstream import transports
-from cartograph.upstream.endpoint import command_line, redact_url
+from cartograph.upstream.endpoint import command_identity, redact_url
 from cartograph.upstream.transports import TransportStreams
 
 SERVER_NAME_RE = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
@@ -64,7 +64,7 @@ class StdioUpstream(BaseModel):
     env: dict[str, str] = Field(default_factory=dict, repr=False)
     cwd: str | None = None
     transport: Literal["stdio"] = "stdio"
-    # The command line as written in the config, before interpolation: ${VAR} stays a reference.
+    # The identity as written in the config, before interpolation: ${VAR} stays a reference.
     endpoint_template: str | None = Field(default=None, repr=False)
 
     def open_transport(
@@ -81,10 +81,11 @@ class StdioUpstream(BaseModel):
         )
 
     def public_endpoint(self) -> str:
-        """The command line for snapshots and cards: no env values, secret-looking args masked."""
+        """How snapshots and cards name it: the command and a digest of the arguments as
+        written in the config (``${VAR}`` unexpanded), never env or argument values."""
         if self.endpoint_template is not None:
             return self.endpoint_template
-        return command_line(self.command, list(self.args))
+        return command_identity(self.command, list(self.args))
 
 
 class HttpUpstream(BaseModel):
@@ -349,7 +350,7 @@ def _build_stdio(ctx: _Ctx, entry: dict[str, Any]) -> StdioUpstream:
         args=args,
         env=env,
         cwd=cwd,
-        endpoint_template=command_line(command_tpl, args_tpl),
+        endpoint_template=command_identity(command_tpl, args_tpl),
     )
 
 

@@ -44,6 +44,6 @@ async def test_whole_example_fleet_snapshots_and_a_broken_entry_is_reported(
         assert server.server_info and server.server_info.get("name"), name
         assert server.protocol_version, name
         assert server.transport == "stdio"
-        assert server.endpoint and server.endpoint.startswith(("node ${configDir}", "${configDir}"))
+        assert server.endpoint and server.endpoint.startswith(("node [", "${configDir}"))
         assert str(example_config.parent.parent) not in server.endpoint
     assert outcome.snapshot.tool_count() >= 50

@@ -1,13 +1,17 @@
 """Public endpoints: the text that names an upstream in snapshots and cards, without secrets.
 
-A stdio upstream is shown as its command line, an HTTP one as its URL. Env values and header
-values are never part of it; argument values after secret-looking flags (``--api-key X``,
-``--token=X``), ``SECRET=value`` arguments, URL passwords and secret-looking query values are
-masked as ``***``. ``${VAR}`` references are kept: they name a value, they do not hold it.
+A stdio upstream is named by its command and a digest of its arguments
+(:func:`command_identity`: ``node [2 args sha256:...]``): cards are shared between operators,
+and no pattern can tell every secret an argument may hold (``--user-agent sk-...``) from a
+path, so no argument value is ever part of it. An HTTP upstream is named by its URL without a
+userinfo password and with secret-looking query values masked as ``***``. Env values and header
+values are never part of either. ``${VAR}`` references are kept: they name a value, they do
+not hold it.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
@@ -20,30 +24,14 @@ SECRET_NAME_RE = re.compile(
 REDACTED = "***"
 
 
-def command_line(command: str, args: list[str]) -> str:
-    """``command args...`` with secret-looking argument values masked."""
-    shown = [command]
-    mask_next = False
-    for arg in args:
-        if mask_next and "${" not in arg:
-            shown.append(REDACTED)
-            mask_next = False
-            continue
-        mask_next = False
-        flag, eq, value = arg.partition("=")
-        if arg.startswith("-") and SECRET_NAME_RE.search(flag):
-            if eq:
-                shown.append(f"{flag}={value if '${' in value else REDACTED}")
-            else:
-                shown.append(arg)
-                mask_next = True
-        elif eq and not arg.startswith("-") and SECRET_NAME_RE.search(flag) and "${" not in value:
-            shown.append(f"{flag}={REDACTED}")
-        elif "://" in arg:
-            shown.append(redact_url(arg))
-        else:
-            shown.append(arg)
-    return " ".join(_quote(s) for s in shown)
+def command_identity(command: str, args: list[str]) -> str:
+    """``command`` and a digest of its arguments, never their values: two configs that run
+    the same command with the same arguments get the same identity, and nothing more leaks."""
+    if not args:
+        return _quote(command)
+    digest = hashlib.sha256(json.dumps(args, ensure_ascii=False).encode("utf-8")).hexdigest()
+    noun = "arg" if len(args) == 1 else "args"
+    return f"{_quote(command)} [{len(args)} {noun} sha256:{digest[:16]}]"
 
 
 def _quote(text: str) -> str:

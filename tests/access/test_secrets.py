@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
@@ -29,6 +30,7 @@ SECRETS = {
     "header": "s3cr3t-HDR-4b2e0d",
     "proxy": "s3cr3t-PROXY-9d8c7b",
     "broken": "s3cr3t-BROKEN-1a2b3c",
+    "args": "sk-s3cr3t-ARGS-5e6f7a",  # a literal secret in args: no pattern can spot it
 }
 
 
@@ -56,6 +58,10 @@ async def test_child_gets_a_minimal_environment_plus_its_own_variables(
     assert names - allowed <= {"LC_CTYPE", "PWD", "SHLVL", "_"}, names - allowed
 
 
+def _with_args(entry: dict[str, Any], extra: list[str]) -> dict[str, Any]:
+    return {**entry, "args": [*entry["args"], *extra]}
+
+
 def _everything_under(root: Path) -> str:
     texts = []
     for path in root.rglob("*"):
@@ -73,7 +79,10 @@ async def test_secrets_never_reach_artefacts_logs_or_errors(
         config = write_config(
             tmp_path / "cfg",
             {
-                "local": chaos_entry(env={"CHAOS_TOKEN": SECRETS["env"]}),
+                "local": _with_args(
+                    chaos_entry(env={"CHAOS_TOKEN": SECRETS["env"]}),
+                    ["--user-agent", SECRETS["args"]],
+                ),
                 "remote": {
                     "url": f"http://127.0.0.1:{port}/mcp",
                     "headers": {"Authorization": f"Bearer {SECRETS['header']}"},

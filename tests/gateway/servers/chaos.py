@@ -143,7 +143,7 @@ def main() -> None:
         time.sleep(delay)
     if os.environ.get("CHAOS_BANNER"):
         os.write(1, b"Welcome! (not JSON-RPC)\n")
-    mode = sys.argv[1] if len(sys.argv) > 1 else "stdio"
+    mode = next((a for a in sys.argv[1:] if a in ("stdio", "http", "sse")), "stdio")
     if mode == "stdio":
         mcp.run("stdio")
         return

@@ -86,4 +86,11 @@ def http_access(
         logger.warning("serving WITHOUT authentication on %s (--insecure-open)", host)
         return Access(store=store, open_policy=open_policy)
     verifier = JwtVerifier(jwt) if jwt is not None else None
+    if verifier is None and not any(r.revoked is None for r in store.records().values()):
+        logger.warning(
+            "no client is registered (%s) and no JWT issuer is set: every request will get "
+            "401. Add one with `cartograph clients add NAME`, or serve with --insecure-open "
+            "on a loopback host for local development",
+            store.path,
+        )
     return Access(store=store, jwt=verifier, jwt_policy=jwt_policy)

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, ParamSpec, TypeVar
 
+import anyio
 import click
 from rich.console import Console
 from rich.markup import escape
@@ -79,9 +80,45 @@ def progress(transient: bool = True) -> Progress:
 
 
 def configure_logging(verbose: int) -> None:
+    """One handler on stderr, on the root logger, for our logs and the libraries' alike.
+
+    On the root, because a library's module-level ``logging.debug(...)`` (the MCP SDK calls
+    one when an HTTP client disconnects) runs ``logging.basicConfig()`` when the root has no
+    handler, and every record would then be printed twice. Ours log at the level ``-v`` asks
+    for; the libraries' at WARNING and above, without the tracebacks of normal client
+    disconnects (:class:`DisconnectFilter`)."""
     level = logging.WARNING if verbose == 0 else logging.INFO if verbose == 1 else logging.DEBUG
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
-    root = logging.getLogger("cartograph")
-    root.handlers[:] = [handler]
-    root.setLevel(level)
+    handler.addFilter(DisconnectFilter())
+    setattr(handler, _OURS, True)
+    root = logging.getLogger()
+    for old in [h for h in root.handlers if getattr(h, _OURS, False)]:
+        root.removeHandler(old)  # a second run in one process (tests) replaces ours only
+    root.addHandler(handler)
+    root.setLevel(logging.WARNING)
+    ours = logging.getLogger("cartograph")
+    ours.handlers[:] = []
+    ours.setLevel(level)
+    ours.propagate = True
+
+
+_OURS = "_cartograph_handler"
+_DISCONNECTS = (anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream)
+
+
+class DisconnectFilter(logging.Filter):
+    """Drops a library's error record whose exception is only a closed stream: what the MCP
+    SDK logs (with a traceback, at ERROR) every time an HTTP client goes away normally."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.name.startswith("cartograph") or not record.exc_info:
+            return True
+        exc = record.exc_info[1]
+        return exc is None or not _only_disconnects(exc)
+
+
+def _only_disconnects(exc: BaseException) -> bool:
+    if isinstance(exc, BaseExceptionGroup):
+        return all(_only_disconnects(e) for e in exc.exceptions)
+    return isinstance(exc, _DISCONNECTS)

@@ -180,7 +180,13 @@ def serve(
         raise UsageError("--client is for stdio; HTTP clients are named by their credentials")
     if (auth_issuer or auth_jwks) and not (auth_issuer and auth_jwks):
         raise UsageError("JWT authentication needs both --auth-issuer and --auth-jwks")
-    sock = bind_socket(host, port)
+    try:
+        sock = bind_socket(host, port)
+    except OSError as exc:
+        raise ConfigError(
+            f"cannot listen on {host}:{port}: {exc.strerror or exc}; pick another "
+            "--port (0: any free one) or stop what holds it"
+        ) from None
     where = f"[{host}]" if ":" in host else host
     resource_url = resource_url or f"http://{where}:{sock.getsockname()[1]}/mcp"
     jwt = None

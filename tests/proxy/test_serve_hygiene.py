@@ -1,0 +1,106 @@
+"""`cartograph serve` says what is wrong in one line, logs each warning once, and keeps normal
+client disconnects out of its error log."""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import anyio
+import pytest
+from mcp import ClientSession
+from mcp.client.streamable_http import streamable_http_client
+from proxykit import Env, call, text
+
+pytestmark = pytest.mark.anyio
+
+CARTOGRAPH = str(Path(sys.executable).with_name("cartograph"))
+
+
+def _serve(env: Env, *args: str) -> tuple[subprocess.Popen[str], str, list[str]]:
+    proc = subprocess.Popen(
+        [CARTOGRAPH, "--home", str(env.ws.root), "serve", "--config", str(env.config()), *args],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert proc.stderr is not None
+    head: list[str] = []
+    for line in proc.stderr:  # ends at EOF if the server dies
+        head.append(line)
+        if "serving MCP at " in line:
+            return proc, line.rsplit(" ", 1)[1].strip(), head
+    proc.wait()
+    raise AssertionError("serve did not start: " + "".join(head))
+
+
+def _stop(proc: subprocess.Popen[str]) -> str:
+    proc.terminate()
+    proc.wait(timeout=30)
+    assert proc.stderr is not None
+    rest = proc.stderr.read()
+    proc.stderr.close()
+    return rest
+
+
+def test_a_port_in_use_is_a_one_line_config_error(env: Env) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen(1)
+        port = taken.getsockname()[1]
+        result = subprocess.run(
+            [
+                CARTOGRAPH,
+                *("--home", str(env.ws.root), "serve", "--config", str(env.config())),
+                *("--transport", "http", "--insecure-open", "--port", str(port)),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+    assert result.returncode == 2, result.stderr
+    assert "Traceback" not in result.stderr
+    assert f"cannot listen on 127.0.0.1:{port}" in result.stderr
+    assert "pick another --port" in result.stderr
+
+
+async def test_http_disconnects_log_no_errors_and_each_warning_appears_once(env: Env) -> None:
+    proc, url, head = _serve(env, "--transport", "http", "--insecure-open")
+    try:
+
+        async def agent(n: int) -> None:
+            async with (
+                streamable_http_client(url) as (read, write, _),
+                ClientSession(read, write) as client,
+            ):
+                with anyio.fail_after(60):
+                    await client.initialize()
+                    await client.call_tool("discover", {"task": f"add numbers {n}"})
+                    assert text(await call(client, "calm", "add", {"a": n, "b": 1})) == str(n + 1)
+
+        async with anyio.create_task_group() as tg:
+            for n in range(6):
+                tg.start_soon(agent, n)
+        async with (
+            streamable_http_client(url) as (read, write, _),
+            ClientSession(read, write) as client,
+        ):
+            await client.initialize()
+            await call(client, "chaos", "crash")  # one warning: the session was lost
+    finally:
+        log = "".join(head) + _stop(proc)
+    assert "Traceback" not in log and " ERROR " not in log and "ERROR:" not in log, log
+    lost = [line for line in log.splitlines() if "chaos: session lost" in line]
+    assert len(lost) == 1, log
+
+
+def test_http_without_any_registered_client_warns_that_everything_will_get_401(
+    env: Env,
+) -> None:
+    proc, _, head = _serve(env, "--transport", "http", "--port", "0")
+    _stop(proc)
+    warning = "".join(head)
+    assert "no client is registered" in warning and "every request will get 401" in warning
+    assert "cartograph clients add NAME" in warning

@@ -116,13 +116,14 @@ def bootstrap(
         llm.api_key()  # fail now, naming the variable, if it is named but unset
     key = _operator_key(ws)
     upstream_errors: dict[str, UpstreamError] = {}
+    configured: set[str] | None = None
     if snapshot_path:
         if config_path:
             raise UsageError("use either --config or --from-snapshot, not both")
         snapshot = load_snapshot(Path(snapshot_path))
         _check_names(servers, snapshot.servers, snapshot_path)
     else:
-        snapshot, upstream_errors = _snapshot_from_config(
+        snapshot, upstream_errors, configured = _snapshot_from_config(
             ws, config_path, servers, timeout, concurrency
         )
     saved = save_snapshot(
@@ -153,6 +154,8 @@ def bootstrap(
         )
     index_note = None if no_index else _build_index(ws)
     _report(result, upstream_errors, saved, key.key_id, index_note, as_json)
+    if configured is not None and not as_json:
+        _say_unconfigured(ws, configured)
     if not result.written or (strict and (upstream_errors or result.failed)):
         raise SystemExit(1)
 
@@ -174,18 +177,32 @@ def _check_names(wanted: tuple[str, ...], known: Any, source: str) -> None:
         )
 
 
+def _say_unconfigured(ws: Workspace, configured: set[str]) -> None:
+    """Name the cards this config no longer serves: they would linger in `cards list`."""
+    from cartograph.cards.store import load_verified
+
+    stale = sorted(set(load_verified(ws).cards) - configured)
+    if stale:
+        stderr.print(
+            f"{len(stale)} card(s) of servers not in this config stay in the workspace, "
+            f"neither offered nor callable: {', '.join(stale)}; `cartograph cards prune` "
+            "removes them",
+            highlight=False,
+        )
+
+
 def _snapshot_from_config(
     ws: Workspace,
     config_path: str | None,
     servers: tuple[str, ...],
     timeout: float,
     concurrency: int,
-) -> tuple[Snapshot, dict[str, UpstreamError]]:
+) -> tuple[Snapshot, dict[str, UpstreamError], set[str]]:
     import anyio
 
     from cartograph.config import load_config
     from cartograph.upstream.chain import outgoing_chain, with_chain
-    from cartograph.upstream.connect import snapshot_servers
+    from cartograph.upstream.connect import ServerDone, snapshot_servers
 
     if not config_path:
         recorded = read_settings(ws).get("mcp_config")
@@ -205,19 +222,33 @@ def _snapshot_from_config(
     if not chosen:
         raise UsageError(f"{path}: no enabled servers to bootstrap")
     update_settings(ws, mcp_config=str(path))
+    stderr.print(
+        f"starting {len(chosen)} upstream(s), {max(1, concurrency)} at a time, "
+        f"{timeout:g} s each at most",
+        highlight=False,
+    )
     with progress() as bar:
         task = bar.add_task("starting upstreams", total=len(chosen))
+
+        def on_progress(done: ServerDone) -> None:
+            bar.advance(task)
+            if not stderr.is_terminal:  # no bar to watch: one line per server as it ends
+                what = "failed" if done.error else f"{done.tools} tools"
+                stderr.print(
+                    f"[{done.done}/{done.total}] {done.name}: {what} ({done.seconds:.1f} s)",
+                    highlight=False,
+                )
 
         async def run() -> Any:
             return await snapshot_servers(
                 list(chosen.values()),
                 timeout=timeout,
                 concurrency=concurrency,
-                on_progress=lambda *_a: bar.advance(task),
+                on_progress=on_progress,
             )
 
         outcome = anyio.run(run)
-    return outcome.snapshot, dict(outcome.failures)
+    return outcome.snapshot, dict(outcome.failures), set(fleet.servers)
 
 
 def _build_index(ws: Workspace) -> str | None:

@@ -94,21 +94,31 @@ def clients_list(app: AppContext, as_json: bool) -> None:
             ]
         )
         return
-    table = Table("client", "key id", "created", "revoked", "allow", "deny", "limits")
+    table = Table()
+    table.add_column("client", no_wrap=True)  # a name is never cut; the rest folds
+    table.add_column("key id", no_wrap=True)
+    table.add_column("created", overflow="fold", min_width=10)
+    table.add_column("revoked", overflow="fold", min_width=7)
+    table.add_column("policy", overflow="fold", min_width=10)
+    table.add_column("limits", overflow="fold", min_width=10)
     for r in records.values():
         p = r.policy.to_json()
-        limits = ", ".join(
-            f"{k}={p[k]}"
-            for k in ("calls_per_minute", "max_concurrent", "requests_per_minute")
-            if k in p
+        policy = " ".join(
+            [*(f"+{rule}" for rule in r.policy.allow), *(f"-{rule}" for rule in r.policy.deny)]
         )
         table.add_row(
             r.name,
             r.key_id,
-            r.created,
-            r.revoked or "",
-            " ".join(r.policy.allow),
-            " ".join(r.policy.deny),
-            limits,
+            r.created[:10],
+            (r.revoked or "")[:10],
+            policy,
+            " ".join(f"{short}={p[k]:g}" for k, short in _LIMITS.items() if k in p),
         )
     stdout.print(table)
+
+
+_LIMITS = {
+    "calls_per_minute": "calls/min",
+    "max_concurrent": "concurrent",
+    "requests_per_minute": "req/min",
+}

@@ -181,10 +181,21 @@ class Resolver:
         else:
             hits = keyword_rank(self.catalog.cards, task, want)
             method = FALLBACK_METHOD
-            note = "no retrieval index: ranked by keywords (run `cartograph index build`)"
+            note = self._fallback_note()
         callable_hits = [h for h in hits if self._callable(h.server, h.tool)]
         return Answer(
             method, callable_hits[:k], note, all_hits=callable_hits, exhausted=len(hits) < want
+        )
+
+    def _fallback_note(self) -> str:
+        if not self.catalog.cards:  # `index build` would fail too: say what would help
+            return (
+                "no signed card verifies, so there is nothing to offer; the operator can see "
+                "why with `cartograph cards verify` and sign cards with `cartograph bootstrap`"
+            )
+        return (
+            f"no retrieval index ({self.index_error or 'not built'}): ranked by keywords; the "
+            "operator can build it with `cartograph index build`"
         )
 
     def _callable(self, server: str, tool: str) -> bool:

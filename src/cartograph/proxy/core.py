@@ -21,6 +21,7 @@ from cartograph.access.guard import Caller
 from cartograph.access.policy import ALLOW_ALL
 from cartograph.errors import (
     AccessDenied,
+    CartographError,
     ConfigError,
     GatewayError,
     LoopRefused,
@@ -150,26 +151,36 @@ class Proxy:
         client: str | None = None,
     ) -> dict[str, Any]:
         """The top-k tools for ``task`` among the configured servers that ``caller``'s policy
-        lets it see; ``client`` (the MCP session) remembers what was offered, for the audit."""
+        lets it see; ``client`` (the MCP session) remembers what was offered, for the audit.
+        Refused tasks are audited too (``outcome``), as a bounded excerpt and a hash."""
         limits = self.settings.inputs
-        check_task(task, limits)
-        k = check_k(k, limits)
-        task = task.strip()
-        if not task:
-            raise GatewayError("discover needs a task in plain words, e.g. 'read a file'")
-        answer = await anyio.to_thread.run_sync(
-            self.resolver.rank, task, k, self._allow(caller), limiter=self._rank_limiter
-        )
-        rendered = self.resolver.render(answer)
         discover_id = new_discover_id()
+        record: dict[str, Any] = {"client": caller.name if caller else None, "session": client}
+        try:
+            check_task(task, limits)
+            record["k"] = k = check_k(k, limits)
+            task = task.strip()
+            if not task:
+                raise GatewayError("discover needs a task in plain words, e.g. 'read a file'")
+            answer = await anyio.to_thread.run_sync(
+                self.resolver.rank, task, k, self._allow(caller), limiter=self._rank_limiter
+            )
+            rendered = self.resolver.render(answer)
+        except CartographError as exc:
+            self.audit.write(
+                "discover",
+                id=discover_id,
+                **record,
+                query=text_for_audit(task, limits),
+                outcome=type(exc).__name__,
+            )
+            raise
         self.offers.record(client, discover_id, [(h.server, h.tool) for h in answer.results])
         self.audit.write(
             "discover",
             id=discover_id,
-            client=caller.name if caller else None,
-            session=client,
+            **record,
             query=text_for_audit(task, limits),
-            k=k,
             method=answer.method,
             results=self.resolver.audit_fields(answer),
         )

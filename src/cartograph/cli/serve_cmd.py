@@ -28,6 +28,7 @@ from cartograph.errors import ConfigError, UsageError
 from cartograph.gateway.base import Limits
 from cartograph.gateway.connector import fleet_connector
 from cartograph.proxy.core import MODES, Proxy, ProxySettings
+from cartograph.proxy.memory import return_large_buffers
 from cartograph.proxy.server import bind_socket, serve_http, serve_stdio
 from cartograph.upstream.chain import outgoing_chain
 from cartograph.workspace import read_settings
@@ -133,6 +134,7 @@ def serve(
     """Serve the proxy: three tools (discover, status, call) in front of every upstream."""
     ws = app.workspace
     chain = outgoing_chain(ws, os.environ, "serve")  # a proxy that reaches itself stops here
+    return_large_buffers()  # RSS must not keep what large inputs took (proxy/memory.py)
     settings = read_settings(ws)
     chosen = config_path or settings.get("mcp_config")
     if not chosen:

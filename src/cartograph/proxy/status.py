@@ -9,6 +9,8 @@ import time
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from cartograph.access.policy import ALLOW_ALL
+
 if TYPE_CHECKING:
     from cartograph.access.policy import Policy
     from cartograph.proxy.core import Proxy
@@ -18,6 +20,8 @@ def build_status(proxy: Proxy, policy: Policy | None = None) -> dict[str, Any]:
     """Status as ``policy`` lets its client see it: servers and tools it may not see are left
     out of every list and count (``None``: everything)."""
     now = time.time()
+    if policy == ALLOW_ALL:
+        policy = None  # nothing to hide from it
     catalog = proxy.catalog
     sessions: dict[str, list[dict[str, Any]]] = {}
     for h in proxy.gateway.health():

@@ -1,7 +1,9 @@
 """Limits on every input an agent controls, and the audit log's bounded view of long inputs.
 
-:class:`InputLimits` holds the documented bounds (docs/limits.md): the length of a discover
-task, ``k``, the size of a call's arguments, and the size of one audit entry. The checks run
+:class:`InputLimits` holds the documented bounds (docs/limits.md): the size of one JSON-RPC
+message (enforced by the transports while it streams in: :mod:`cartograph.proxy.stdio`,
+:mod:`cartograph.proxy.http_limit`), the length of a discover task, ``k``, the size of a call's
+arguments, and the size of one audit entry. The checks run
 before the proxy does any work with the input (no ranking, no validation, nothing sent) and
 refuse with :class:`~cartograph.errors.LimitExceeded`, an MCP tool error that names the limit
 and says what to do. The size of an upstream's reply is bounded by the gateway
@@ -32,6 +34,7 @@ class InputLimits:
     max_task_chars: int = 2_000
     max_k: int = 20
     max_argument_bytes: int = 1 * MiB
+    max_message_bytes: int = 4 * MiB  # one JSON-RPC message: an HTTP body, a stdio line
     max_audit_entry_bytes: int = 16 * 1024
     audit_excerpt_chars: int = 200
 

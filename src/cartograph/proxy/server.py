@@ -19,11 +19,11 @@ from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
 import anyio
+import anyio.abc
 import jsonschema
 import uvicorn
 from mcp import types
 from mcp.server.lowlevel import Server
-from mcp.server.stdio import stdio_server
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
 
@@ -31,6 +31,8 @@ from cartograph.access.guard import Access, Caller
 from cartograph.access.http import AuthMiddleware, caller_of
 from cartograph.errors import AuthError, CartographError, RateLimited
 from cartograph.proxy.core import Proxy
+from cartograph.proxy.http_limit import BodyLimit
+from cartograph.proxy.stdio import bounded_stdio_server
 from cartograph.upstream.chain import meta_chain
 
 logger = logging.getLogger(__name__)
@@ -216,7 +218,12 @@ async def serve_stdio(proxy: Proxy, caller: Caller | None = None) -> None:
     """Serve one client on this process's stdin/stdout until it disconnects or a signal;
     with ``caller``, under its policy and limits."""
     server = build_server(proxy, Access() if caller else None, caller)
-    async with proxy.running(), stdio_server() as (read, write), anyio.create_task_group() as tg:
+    limit = proxy.settings.inputs.max_message_bytes
+    async with (
+        proxy.running(),
+        bounded_stdio_server(limit) as (read, write),
+        anyio.create_task_group() as tg,
+    ):
         tg.start_soon(_cancel_on_signal, tg.cancel_scope)
         await server.run(read, write, server.create_initialization_options())
         tg.cancel_scope.cancel()
@@ -287,9 +294,10 @@ def http_app(
             )
             await send({"type": "http.response.body", "body": body})
 
+    limited = BodyLimit(app, proxy.settings.inputs.max_message_bytes)
     if access is not None:
-        return AuthMiddleware(app, access, resource or f"http://{host}/mcp"), manager
-    return app, manager
+        return AuthMiddleware(limited, access, resource or f"http://{host}/mcp"), manager
+    return limited, manager
 
 
 async def serve_http(
@@ -308,22 +316,37 @@ async def serve_http(
     bound = sock.getsockname()[1]
     where = f"[{host}]" if ":" in host else host
     app, manager = http_app(proxy, host, access, resource or f"http://{where}:{bound}/mcp")
-    config = uvicorn.Config(app, lifespan="off", log_level="warning", access_log=False)
+    # A client's open event stream (GET /mcp) ends only when its MCP session does: on SIGTERM
+    # the sessions are closed first, then uvicorn finishes; 1 s more is the backstop.
+    config = uvicorn.Config(
+        app, lifespan="off", log_level="warning", access_log=False, timeout_graceful_shutdown=1
+    )
     web = _Uvicorn(config)
     url = f"http://{host}:{bound}/mcp"
     logger.info("serving MCP over streamable HTTP at %s", url)
     print(f"cartograph: serving MCP at {url}", file=sys.stderr, flush=True)
+    stopping = anyio.Event()
+
+    async def sessions(*, task_status: anyio.abc.TaskStatus[None]) -> None:
+        async with manager.run():  # entered and left in this task, as the SDK needs
+            task_status.started()
+            await stopping.wait()
 
     async def stop_on_signal() -> None:
         with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
             async for signum in signals:
                 logger.info("signal %s: shutting down", signum)
+                stopping.set()
                 web.should_exit = True
                 return
 
-    async with proxy.running(), manager.run(), anyio.create_task_group() as tg:
+    async with proxy.running(), anyio.create_task_group() as tg:
+        await tg.start(sessions)
         tg.start_soon(stop_on_signal)
         if ready is not None:
             ready.set()
-        await web.serve(sockets=[sock])
+        try:
+            await web.serve(sockets=[sock])
+        finally:
+            stopping.set()
         tg.cancel_scope.cancel()

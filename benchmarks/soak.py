@@ -178,6 +178,7 @@ class Soak:
         self.answered = 0  # discover and call answers: each must have an audit entry
         self.ops = 0
         self.rounds = 0
+        self.slowest = (0.0, "")
 
     async def client(self, n: int) -> None:
         rng = random.Random(n)
@@ -219,8 +220,10 @@ class Soak:
         self.answered += 1
         kind = classify(result)
         self.kinds[kind] += 1
+        took = time.perf_counter() - started
+        self.slowest = max(self.slowest, (took, f"{op}: {kind}"))
         if kind == "ok":
-            self.latency[op].append(time.perf_counter() - started)
+            self.latency[op].append(took)
 
     async def oversized(self, session: ClientSession, rng: random.Random) -> None:
         pick = rng.randrange(4)
@@ -331,6 +334,7 @@ async def soak(args: argparse.Namespace) -> dict[str, Any]:
         "kinds": dict(run.kinds.most_common()),
         "p50_ms": {op: round(percentile(v, 0.5), 1) for op, v in run.latency.items()},
         "p95_ms": {op: round(percentile(v, 0.95), 1) for op, v in run.latency.items()},
+        "slowest": f"{run.slowest[0]:.1f} s ({run.slowest[1]})",
         "kills": kills,
         "crashes_seen": sum(s.get("crashes", 0) for s in sessions if isinstance(s, dict)),
         "rss_mb": {"start": round(rss_start, 1), "end": round(rss_end, 1)},

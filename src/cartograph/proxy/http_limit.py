@@ -3,7 +3,8 @@
 The SDK reads a whole POST body before it looks at its size (then answers 413 above an
 undocumented 4 MB), so a client could make the proxy hold any amount. :class:`BodyLimit`, an
 ASGI wrapper in front of the MCP endpoint, answers 413 with a JSON-RPC error as soon as the
-``Content-Length`` or the bytes received pass ``max_bytes``; nothing larger is ever held.
+``Content-Length`` or the bytes received pass ``max_bytes``; nothing larger is ever held (a
+refused body of moderate size is read on and dropped, so the client can read the answer).
 Bodies within the limit are passed on unchanged.
 """
 
@@ -14,6 +15,11 @@ import logging
 from typing import Any
 
 logger = logging.getLogger(__name__)
+
+# A refused body up to this many times the limit is read to its end (and dropped) so that the
+# client, which is still sending, sees the 413; a larger one gets it at once and the connection
+# is closed under it.
+DRAIN_FACTOR = 4
 
 Scope = dict[str, Any]
 Message = dict[str, Any]
@@ -32,6 +38,8 @@ class BodyLimit:
             return
         declared = _content_length(scope)
         if declared is not None and declared > self.max_bytes:
+            if declared <= self.max_bytes * DRAIN_FACTOR:
+                await _drain(receive)
             await self._refuse(send, declared, declared=True)
             return
         chunks: list[bytes] = []
@@ -45,6 +53,8 @@ class BodyLimit:
             body = message.get("body", b"")
             size += len(body)
             if size > self.max_bytes:
+                if message.get("more_body", False):
+                    await _drain(receive, self.max_bytes * DRAIN_FACTOR - size)
                 await self._refuse(send, size, declared=False)
                 return
             chunks.append(body)
@@ -82,6 +92,19 @@ class BodyLimit:
         ]
         await send({"type": "http.response.start", "status": 413, "headers": headers})
         await send({"type": "http.response.body", "body": body})
+
+
+async def _drain(receive: Any, most: float = float("inf")) -> None:
+    """Read and drop the rest of a refused body (keeping none of it), so that the client,
+    still sending, can read the 413; past ``most`` bytes the connection is closed instead."""
+    dropped = 0
+    while dropped <= most:
+        message = await receive()
+        if message["type"] != "http.request":
+            return
+        dropped += len(message.get("body", b""))
+        if not message.get("more_body", False):
+            return
 
 
 def _content_length(scope: Scope) -> int | None:

@@ -221,7 +221,7 @@ class Soak:
         kind = classify(result)
         self.kinds[kind] += 1
         took = time.perf_counter() - started
-        self.slowest = max(self.slowest, (took, f"{op}: {kind}"))
+        self.slowest = max(self.slowest, (took, f"{op}: {result_text(result)[:160]}"))
         if kind == "ok":
             self.latency[op].append(took)
 

@@ -72,3 +72,21 @@ async def test_waiters_behind_a_failed_start_share_one_retry(env: Env) -> None:
         health = {h.server: h for h in proxy.gateway.health()}
     assert len(answers) == 12 and all(a.count("upstream 'chaos'") == 1 for a in answers), answers
     assert health["chaos"].starts <= 3, f"{health['chaos'].starts} starts for 12 waiters"
+
+
+async def test_an_upstream_killed_while_idle_is_noticed_at_once_and_the_next_call_works(
+    env: Env,
+) -> None:
+    """A request sent on a session whose upstream has already exited is never answered (the
+    SDK answers only the requests pending when the connection ends): the pool must notice the
+    exit itself, not wait for the next call to time out."""
+    proxy = env.proxy(limits=replace(FAST, call_timeout=20.0))
+    async with connected(proxy) as client:
+        pid = int(text(await call(client, "chaos", "pid")))
+        os.kill(pid, signal.SIGKILL)
+        with anyio.fail_after(10):
+            await proxy.gateway.wait_closed("chaos")  # type: ignore[union-attr]
+        assert next(h for h in proxy.gateway.health() if h.server == "chaos").crashes == 1
+        with anyio.fail_after(10):  # not the 20 s call timeout
+            again = await call(client, "chaos", "pid")
+    assert not again.isError and int(text(again)) != pid

@@ -40,6 +40,11 @@ class Connection(Protocol):
     @property
     def session(self) -> ClientSession: ...
 
+    @property
+    def closed(self) -> anyio.Event:
+        """Set when the upstream's side has ended: nothing sent after that is answered."""
+        ...
+
     def stderr_tail(self) -> str: ...
 
 

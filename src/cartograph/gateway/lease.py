@@ -4,7 +4,7 @@ A :class:`Lease` lives from the start of one upstream session to its close; its 
 calls wait for the session to be ready, for a drift re-check to finish, or for it to be gone.
 A :class:`Slot` is one upstream (or one upstream and one client) across restarts: the current
 lease, every lease it still owns (a closing session's process is still ours), the start lock,
-the concurrency bound, and the counters status reports.
+the concurrency bound, and the counters status reports (:func:`slot_health`).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 import anyio
 
-from cartograph.gateway.base import Connection
+from cartograph.gateway.base import Connection, SessionHealth
 
 
 @dataclass(eq=False)
@@ -72,6 +72,31 @@ class Slot:
     # Every lease whose runner has not finished: the sessions (processes) this slot owns, the
     # current one and any still closing.
     owned: set[Lease] = field(default_factory=set)
+
+
+def slot_health(slot: Slot, now: float) -> SessionHealth:
+    """What status shows for ``slot`` at ``now`` (the event loop's clock)."""
+    lease = slot.lease
+    if lease is not None and lease.usable():
+        state = "ready"
+    elif slot.next_start > now:
+        state = "backoff"
+    elif lease is not None and not lease.done.is_set():
+        state = "closing" if lease.stopping else "starting"
+    else:
+        state = "idle" if slot.starts == 0 else "closed"
+    return SessionHealth(
+        server=slot.server,
+        client=slot.client,
+        state=state,
+        starts=slot.starts,
+        crashes=slot.crashes,
+        in_flight=slot.in_flight,
+        last_error=slot.last_error,
+        idle_for=None if slot.in_flight else round(now - slot.last_used, 1),
+        retry_in=round(slot.next_start - now, 2) if slot.next_start > now else None,
+        owned=len(slot.owned),
+    )
 
 
 def lease_tail(lease: Lease) -> str:

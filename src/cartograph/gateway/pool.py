@@ -35,7 +35,7 @@ from cartograph.gateway.base import (
     mcp_error,
     timeout_error,
 )
-from cartograph.gateway.lease import Lease, Slot, describe_error, lease_tail
+from cartograph.gateway.lease import Lease, Slot, describe_error, lease_tail, slot_health
 
 logger = logging.getLogger(__name__)
 
@@ -127,6 +127,11 @@ class PooledGateway:
             if self._guard is not None:
                 self._guard.admit(slot.server, tool)
             assert lease.conn is not None
+            if lease.conn.closed.is_set():  # it died while idle: a request now is never answered
+                self._crashed(slot, lease, "the upstream exited while idle")
+                if attempt == 1:
+                    continue
+                raise UpstreamError(slot.server, "the session closed twice in a row; retry later")
             try:
                 with anyio.fail_after(self.limits.call_timeout):
                     result = await forward_call(
@@ -260,7 +265,10 @@ class PooledGateway:
                     lease.conn = conn
                     lease.ready.set()
                     logger.info("%s: session ready (%d tools)", server, len(tools))
-                    await self._serve(slot, lease, conn)
+                    async with anyio.create_task_group() as watch:
+                        watch.start_soon(self._watch, slot, lease, conn)
+                        await self._serve(slot, lease, conn)
+                        watch.cancel_scope.cancel()
             if sc.cancelled_caught and not lease.ready.is_set():
                 lease.error = f"did not start within {self.limits.start_timeout:g} s"
                 lease.timed_out = True
@@ -297,6 +305,11 @@ class PooledGateway:
             self._leases.discard(lease)
             if slot.client is not None and slot.lease is lease and slot.in_flight == 0:
                 self._slots.pop((slot.server, slot.client), None)
+
+    async def _watch(self, slot: Slot, lease: Lease, conn: Connection) -> None:
+        """An upstream that exits between calls is noticed at once, not by the next call."""
+        await conn.closed.wait()
+        self._crashed(slot, lease, "the upstream exited")
 
     async def _serve(self, slot: Slot, lease: Lease, conn: Connection) -> None:
         idle = self.limits.idle_timeout
@@ -377,29 +390,4 @@ class PooledGateway:
 
     def health(self) -> list[SessionHealth]:
         now = anyio.current_time()
-        rows = []
-        for slot in self._slots.values():
-            lease = slot.lease
-            if lease is not None and lease.usable():
-                state = "ready"
-            elif slot.next_start > now:
-                state = "backoff"
-            elif lease is not None and not lease.done.is_set():
-                state = "closing" if lease.stopping else "starting"
-            else:
-                state = "idle" if slot.starts == 0 else "closed"
-            rows.append(
-                SessionHealth(
-                    server=slot.server,
-                    client=slot.client,
-                    state=state,
-                    starts=slot.starts,
-                    crashes=slot.crashes,
-                    in_flight=slot.in_flight,
-                    last_error=slot.last_error,
-                    idle_for=None if slot.in_flight else round(now - slot.last_used, 1),
-                    retry_in=round(slot.next_start - now, 2) if slot.next_start > now else None,
-                    owned=len(slot.owned),
-                )
-            )
-        return rows
+        return [slot_health(slot, now) for slot in self._slots.values()]

@@ -22,10 +22,12 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterat
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
 from importlib.metadata import PackageNotFoundError, version
-from typing import Any
+from typing import Any, cast
 
 import anyio
 import mcp.types as types
+from anyio.abc import ObjectReceiveStream
+from anyio.streams.memory import MemoryObjectReceiveStream
 from mcp import ClientSession
 from mcp.shared.session import RequestResponder
 
@@ -66,6 +68,9 @@ class UpstreamSession:
     initialize_result: types.InitializeResult
     _stderr: StderrLog | None = field(default=None, repr=False)
     _noise: list[str] = field(default_factory=list, repr=False)
+    closed: anyio.Event = field(default_factory=anyio.Event, repr=False)
+    """Set once the upstream's side of the connection has ended (it exited, or hung up): a
+    request sent after that would never be answered, so the gateway starts a new session."""
 
     @property
     def name(self) -> str:
@@ -131,9 +136,11 @@ async def open_session(
                 read, write = await stack.enter_async_context(
                     cfg.open_transport(errlog=stderr.file if stderr else None, timeout=timeout)
                 )
+                closed = anyio.Event()
+                watched = cast(MemoryObjectReceiveStream[Any], _Watched(read, closed))
                 session = await stack.enter_async_context(
                     ClientSession(
-                        read, write, message_handler=on_message, client_info=_client_info()
+                        watched, write, message_handler=on_message, client_info=_client_info()
                     )
                 )
                 doing = "initialize"
@@ -141,7 +148,7 @@ async def open_session(
                     init = await session.initialize()
                 scope.deadline = math.inf
                 ready = True
-                yield UpstreamSession(cfg, session, init, stderr, noise)
+                yield UpstreamSession(cfg, session, init, stderr, noise, closed)
         if scope.cancelled_caught and not ready:
             raise TimeoutError
     except BaseException as exc:
@@ -161,6 +168,26 @@ async def open_session(
     finally:
         if stderr is not None:
             stderr.close()
+
+
+class _Watched(ObjectReceiveStream[Any]):
+    """The transport's read stream, setting ``closed`` when it ends (the SDK answers the
+    requests pending then with CONNECTION_CLOSED, but none sent later)."""
+
+    def __init__(self, inner: ObjectReceiveStream[Any], closed: anyio.Event) -> None:
+        self.inner = inner
+        self.closed = closed
+
+    async def receive(self) -> Any:
+        try:
+            return await self.inner.receive()
+        except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
+            self.closed.set()
+            raise
+
+    async def aclose(self) -> None:
+        self.closed.set()
+        await self.inner.aclose()
 
 
 async def list_tools_raw(

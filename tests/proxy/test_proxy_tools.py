@@ -7,7 +7,7 @@ import json
 import pytest
 from proxykit import Env, call, connected, data, text
 
-from cartograph.proxy.audit import AuditLog
+from cartograph.storage.file_state import FileAuditLog
 
 pytestmark = pytest.mark.anyio
 
@@ -51,7 +51,7 @@ async def test_discover_answers_from_signed_cards_and_is_audited(env: Env) -> No
     assert top["input_schema"]["properties"] == entry.input_schema["properties"]
     assert top["summary"] == entry.summary
     records = [
-        r for r in AuditLog(env.ws.logs_dir / "audit.jsonl").read() if r["event"] == "discover"
+        r for r in FileAuditLog(env.ws.logs_dir / "audit.jsonl").read() if r["event"] == "discover"
     ]
     assert records[-1]["query"] == "add two integers"
     first = records[-1]["results"][0]

@@ -51,6 +51,7 @@ def test_imported_cards_keep_their_own_signatures_and_provenance(pair):
     result = import_into(here, peer.root, rename_prefix=None)
     assert result.imported == ["weather"]
     assert peer.card_path("weather").read_bytes() == here.card_path("weather").read_bytes()
+    assert [v.version for v in open_store(here).card_history("weather")] == [1]
     card = load_verified(here).cards["weather"]
     assert card.signature.key_id == load_key(peer).key_id
     assert card.provenance.generator == "test"

@@ -13,10 +13,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from cartograph import clock
-from cartograph.cards.codec import CardFailure, LoadedCards
+from cartograph.cards.codec import CardFailure, LoadedCards, read_verified
 from cartograph.cards.model import Card
 from cartograph.cards.seal import sign_card
-from cartograph.errors import ConfigError
+from cartograph.errors import CardError, ConfigError, TrustError, VerificationError
 from cartograph.trust.keys import OperatorKey
 from cartograph.trust.store import TrustStore
 from cartograph.workspace import Workspace, read_settings
@@ -48,6 +48,19 @@ def history_limit(ws: Workspace) -> int:
             field=HISTORY_SETTING,
         )
     return value
+
+
+def verified_version(
+    raw: bytes, trust: TrustStore, *, server: str, version: int, where: str
+) -> Card:
+    """One kept version, verified like the current card; a refusal names the version."""
+    try:
+        return read_verified(raw, trust, source=where)
+    except CardError as exc:
+        why = f"version {version} of the card of server {server!r} ({where}) is refused: {exc}"
+        if isinstance(exc, TrustError):
+            raise TrustError(why, kind=exc.kind, key_id=exc.key_id) from exc
+        raise (VerificationError if isinstance(exc, VerificationError) else CardError)(why) from exc
 
 
 @dataclass

@@ -1,6 +1,6 @@
 """Card history in the workspace files: every signed version of each card, numbered.
 
-``<home>/cards/history/<name>/<N>.card.json`` holds version N of the card stored as
+``<home>/history/<name>/<N>.card.json`` holds version N of the card stored as
 ``<home>/cards/<name>.card.json``, byte for byte as it was written (sealed, so it verifies on read
 like the current card). :meth:`FileHistory.record` runs before the current file is replaced: new
 bytes become version newest + 1, bytes equal to the newest version add nothing, and versions
@@ -24,9 +24,6 @@ from cartograph.storage.base import CardVersion
 
 logger = logging.getLogger(__name__)
 
-HISTORY_DIR = "history"
-
-
 def read_bytes(path: Path) -> bytes:
     """The file's bytes (``os.read`` on the descriptor: a third cheaper than ``read_bytes``)."""
     try:
@@ -43,10 +40,10 @@ def read_bytes(path: Path) -> bytes:
 
 
 class FileHistory:
-    """The numbered versions of each card file under ``<cards>/history/``."""
+    """The numbered versions of each card file, one directory per card under ``root``."""
 
-    def __init__(self, cards_dir: Path, keep: int) -> None:
-        self.root = cards_dir / HISTORY_DIR
+    def __init__(self, root: Path, keep: int) -> None:
+        self.root = root
         self.keep = keep
 
     def path(self, name: str, version: int) -> Path:

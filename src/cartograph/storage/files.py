@@ -4,7 +4,7 @@
 
     <home>/cards/<server>.card.json           the current signed card of each server (sealed)
     <home>/cards/<server>.alias.json          an alias record of a renamed import
-    <home>/cards/history/<server>/<N>.card.json  every kept version (storage.file_history)
+    <home>/history/<server>/<N>.card.json     every kept version (storage.file_history)
     <home>/index/                             the retrieval index (cartograph.index.store)
     <home>/quarantine.json, <home>/logs/      the drift guard's ledger, the audit log
 
@@ -34,7 +34,7 @@ from cartograph.cards.model import Card
 from cartograph.cards.seal import sealed_bytes
 from cartograph.errors import CardError, CartographError, UsageError
 from cartograph.files import atomic_write
-from cartograph.storage.base import CardVersion, ResignResult, resign_cards
+from cartograph.storage.base import CardVersion, ResignResult, resign_cards, verified_version
 from cartograph.storage.file_history import FileHistory, read_bytes
 from cartograph.storage.file_state import AUDIT_FILE, QUARANTINE_FILE, FileAuditLog, FileLedger
 from cartograph.trust.keys import OperatorKey
@@ -57,7 +57,7 @@ class FileStore:
         self.cards_dir = ws.cards_dir
         self.cards_where = str(ws.cards_dir)
         self.index_where = str(ws.index_dir)
-        self.history = FileHistory(ws.cards_dir, history)
+        self.history = FileHistory(ws.history_dir, history)
 
     # ------------------------------------------------------------------ cards
 
@@ -174,7 +174,7 @@ class FileStore:
     def read_version(self, server: str, version: int, trust: TrustStore | None = None) -> Card:
         path, raw = self.history.read(safe_file_name(server), server, version)
         trust = trust or TrustStore.for_workspace(self.ws)
-        return read_verified(raw, trust, source=f"{path} (version {version} of {server!r})")
+        return verified_version(raw, trust, server=server, version=version, where=str(path))
 
     def card_version(self, server: str, card: Card) -> int | None:
         sig = card.signature

@@ -28,7 +28,7 @@ from cartograph.cards.codec import (
 )
 from cartograph.cards.model import Card
 from cartograph.errors import UsageError, VerificationError
-from cartograph.storage.base import CardVersion
+from cartograph.storage.base import CardVersion, verified_version
 from cartograph.storage.pg_db import Database, replica_name
 from cartograph.trust.store import TrustStore
 from cartograph.workspace import safe_file_name
@@ -171,8 +171,9 @@ def read_version(db: Database, server: str, version: int, trust: TrustStore) -> 
             f"no version {version} of the card of server {server!r} in the shared store "
             f"({have}; `cartograph cards history {server}` lists them)"
         )
-    source = f"{_source(db, server)} version {version}"
-    return _checked(db, server, read_verified(bytes(row[0]), trust, source=source))
+    where = f"{db.label} (cartograph_card_history)"
+    card = verified_version(bytes(row[0]), trust, server=server, version=version, where=where)
+    return _checked(db, server, card)
 
 
 def find_version(db: Database, server: str, signature: str) -> int | None:

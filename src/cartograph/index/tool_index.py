@@ -283,7 +283,7 @@ class ToolIndex:
         steps = None if step_vecs is None else self.vectors.cosines(step_vecs)
         return Evidence(
             step_cos=steps,
-            tool_cos=self.vectors.cosines(q[None, :])[0],
+            tool_cos=self.vectors.cosine(q),
             centroid_cos=self.centroids @ q,
             server_cos=self.server_vectors @ q,
             bm25=self.lexical.scores(query),
@@ -320,7 +320,7 @@ class ToolIndex:
         if query_vec is None:
             query_vec, step_vecs = self.query_vectors(query, steps=method == "hybrid")
         if method == "flat":
-            return self.vectors.cosines(query_vec[None, :])[0].astype(np.float64)
+            return self.vectors.cosine(query_vec).astype(np.float64)
         if method == "two-stage":
             return two_stage_scores(self.evidence(query, query_vec), k).astype(np.float64)
         return hybrid_scores(self.evidence(query, query_vec, step_vecs), self.hybrid)

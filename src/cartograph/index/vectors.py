@@ -21,6 +21,10 @@ class ToolVectors(Protocol):
         """All of them (a source that keeps them elsewhere reads them now)."""
         ...
 
+    def cosine(self, query: np.ndarray) -> np.ndarray:
+        """(n,): the cosine of one query (a unit vector) with every tool."""
+        ...
+
     def cosines(self, queries: np.ndarray) -> np.ndarray:
         """(len(queries), n): each query's cosine with every tool (queries are unit rows)."""
         ...
@@ -44,9 +48,10 @@ class MatrixVectors:
     def matrix(self) -> np.ndarray:
         return self.array
 
+    def cosine(self, query: np.ndarray) -> np.ndarray:
+        return self.array @ query
+
     def cosines(self, queries: np.ndarray) -> np.ndarray:
-        if len(queries) == 1:  # a matrix-vector product, as search always computed it
-            return (self.array @ queries[0])[None, :]
         return queries @ self.array.T
 
     def stats(self, queries: np.ndarray) -> list[tuple[float, float]] | None:

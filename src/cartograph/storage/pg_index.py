@@ -193,6 +193,9 @@ class PgVectors:
                 if kept:
                     yield np.asarray(kept, dtype=np.float32)
 
+    def cosine(self, query: np.ndarray) -> np.ndarray:
+        return self.cosines(query[None, :])[0]
+
     def cosines(self, queries: np.ndarray) -> np.ndarray:
         """(len(queries), n) cosines: exact from the database, or, in HNSW mode, the candidates'
         and every other tool's set to that query's mean cosine over all tools."""

@@ -289,6 +289,12 @@ def cards_history(app: AppContext, server: str, as_json: bool) -> None:
                     str(r["tools"]),
                 )
         stdout.print(table)
+        if not rows:
+            stderr.print(
+                f"no kept versions of the card of {server!r} in {store.label} (a card written "
+                "before history was kept gets its first at its next write)",
+                highlight=False,
+            )
         for r in rows:
             if "failed" in r:
                 stderr.print(f"[red]version {r['version']}[/]: {r['failed']}", highlight=False)

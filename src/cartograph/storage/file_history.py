@@ -24,6 +24,7 @@ from cartograph.storage.base import CardVersion
 
 logger = logging.getLogger(__name__)
 
+
 def read_bytes(path: Path) -> bytes:
     """The file's bytes (``os.read`` on the descriptor: a third cheaper than ``read_bytes``)."""
     try:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from proxykit import Env, call, connected, data, second_client
 
-from cartograph.proxy.audit import AuditLog
+from cartograph.storage.file_state import FileAuditLog as AuditLog
 
 pytestmark = pytest.mark.anyio
 

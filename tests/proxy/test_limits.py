@@ -10,9 +10,9 @@ from dataclasses import replace
 import pytest
 from proxykit import Env, call, connected, data, text
 
-from cartograph.proxy.audit import AuditLog
 from cartograph.proxy.core import ProxySettings
 from cartograph.proxy.limits import InputLimits, bound_record, json_size
+from cartograph.storage.file_state import FileAuditLog as AuditLog
 
 pytestmark = pytest.mark.anyio
 

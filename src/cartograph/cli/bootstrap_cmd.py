@@ -16,6 +16,7 @@ from cartograph.cli.common import AppContext, emit_json, handle_errors, pass_app
 from cartograph.cli.common import stdout as out
 from cartograph.errors import UpstreamError, UsageError
 from cartograph.generate.attest import GENERATORS, AttestResult, attest_snapshot
+from cartograph.storage import Store, open_store
 from cartograph.trust.keys import load_key
 from cartograph.trust.lifecycle import init_key
 from cartograph.upstream.snapshot import Snapshot, load_snapshot, save_snapshot
@@ -142,20 +143,22 @@ def bootstrap(
             if tool_task is not None:
                 bar.advance(tool_task)
 
+        store = open_store(ws)
         result = attest_snapshot(
             ws,
             snapshot,
             key,
+            store=store,
             generator=generator,
             servers=servers or None,
             on_server=lambda _name: bar.advance(task),
             llm=llm,
             on_tool=on_tool,
         )
-    index_note = None if no_index else _build_index(ws)
+    index_note = None if no_index else _build_index(ws, store)
     _report(result, upstream_errors, saved, key.key_id, index_note, as_json)
     if configured is not None and not as_json:
-        _say_unconfigured(ws, configured)
+        _say_unconfigured(store, configured)
     if not result.written or (strict and (upstream_errors or result.failed)):
         raise SystemExit(1)
 
@@ -177,11 +180,9 @@ def _check_names(wanted: tuple[str, ...], known: Any, source: str) -> None:
         )
 
 
-def _say_unconfigured(ws: Workspace, configured: set[str]) -> None:
+def _say_unconfigured(store: Store, configured: set[str]) -> None:
     """Name the cards this config no longer serves: they would linger in `cards list`."""
-    from cartograph.cards.store import load_verified
-
-    stale = sorted(set(load_verified(ws).cards) - configured)
+    stale = sorted(set(store.load_verified().cards) - configured)
     if stale:
         stderr.print(
             f"{len(stale)} card(s) of servers not in this config stay in the workspace, "
@@ -251,13 +252,13 @@ def _snapshot_from_config(
     return outcome.snapshot, dict(outcome.failures), set(fleet.servers)
 
 
-def _build_index(ws: Workspace) -> str | None:
+def _build_index(ws: Workspace, store: Store) -> str | None:
     try:
         from cartograph.index import open_index
     except ImportError:
         return None
     with stderr.status("building the retrieval index"):
-        index = open_index(ws)
+        index = open_index(ws, store)
     return f"index: {len(index.tool_ids)} tools, embedder {index.embedder.name}"
 
 

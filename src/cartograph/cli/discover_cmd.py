@@ -12,6 +12,7 @@ from cartograph.cli.common import AppContext, emit_json, handle_errors, pass_app
 from cartograph.errors import ConfigError
 from cartograph.index import DEFAULT_METHOD, METHODS, open_index_with_status
 from cartograph.index.discover import discover as discover_answer
+from cartograph.storage import open_store
 
 
 @click.command()
@@ -47,7 +48,7 @@ def discover(app: AppContext, task: str, k: int, method: str, as_json: bool) -> 
             f"no workspace at {ws.root}: pass --home DIR (or set $CARTOGRAPH_HOME), or create "
             "one with `cartograph bootstrap --config mcp.json`"
         )
-    index, status = open_index_with_status(ws)
+    index, status = open_index_with_status(ws, open_store(ws))
     if status.action == "rebuilt":
         stderr.print(f"[yellow]index rebuilt[/]: {status.reason}", highlight=False)
     answer = discover_answer(index, status.cards, task, k=k, method=method)

@@ -57,7 +57,7 @@ def discover(app: AppContext, task: str, k: int, method: str, as_json: bool) -> 
         return
     table = Table(title=f"{task!r} ({method}, {len(index)} tools)", show_lines=True)
     table.add_column("#", justify="right")
-    table.add_column("tool", overflow="fold")
+    table.add_column("tool (server)", overflow="fold", min_width=14, ratio=2)
     table.add_column("score", justify="right")
     table.add_column("summary", overflow="fold", ratio=3)
     table.add_column("arguments (* required)", overflow="fold", ratio=2)
@@ -67,7 +67,7 @@ def discover(app: AppContext, task: str, k: int, method: str, as_json: bool) -> 
         if ex and ex["arguments"]:
             arguments += "\ne.g. " + json.dumps(ex["arguments"], ensure_ascii=False)[:120]
         table.add_row(
-            str(i), f"{r['server']}/{r['tool']}", f"{r['score']:.3f}", r["summary"], arguments
+            str(i), f"{r['tool']}\n({r['server']})", f"{r['score']:.3f}", r["summary"], arguments
         )
     stdout.print(table)
 

@@ -62,5 +62,5 @@ def test_index_build_and_info_describe_the_index(home):
 
 def test_discover_without_cards_says_what_to_do(tmp_path):
     result = run(tmp_path / "empty", "discover", "anything")
-    assert result.exit_code == 1
+    assert result.exit_code == 2  # no workspace there: a usage error, not a finding
     assert "cartograph bootstrap" in result.stderr

@@ -376,7 +376,7 @@ def synthetic_index(base: ToolIndex, n: int, seed: int = 0) -> tuple[ToolIndex, 
         server_documents=[base.server_documents[i % len(base.servers)] for i in used],
         lexical=Lexical.build(d.lexical for d in docs),
         embedder=base.embedder,
-        card_digest="synthetic",
+        card_set_digest="synthetic",
     )
     return index, time.perf_counter() - t0
 

@@ -33,7 +33,7 @@ import numpy as np
 
 from cartograph.cards.model import Card
 from cartograph.generate.bootstrap.generator import generate_cards
-from cartograph.index import ToolIndex, card_digest, embed_queries, load_embedder
+from cartograph.index import ToolIndex, card_set_digest, embed_queries, load_embedder
 from cartograph.index.tool_index import read_manifest
 from cartograph.rift import RiftConfig, RiftReport, analyze
 from cartograph.rift.analyze import RiftTool
@@ -73,7 +73,7 @@ def build_index(
     name: str, cards: dict[str, Card], spec: str | None, cache: Path, reuse: bool = False
 ) -> tuple[ToolIndex, float, bool]:
     embedder = load_embedder(spec)
-    digest = card_digest(cards)
+    digest = card_set_digest(cards)
     where = cache / f"{name}-{embedder.name}"
     try:
         if read_manifest(where)["card_digest"] == digest:

@@ -391,7 +391,7 @@ def test_proxy_status_names_the_card_left_out_and_the_revoked_key(ws, tmp_path):
     async def status():
         return build_status(proxy)
 
-    out = anyio.run(status)
+    out = anyio.run(status).to_json()
     assert [s["server"] for s in out["servers"]] == ["mine"]
     [rejected] = out["cards_rejected"]
     assert rejected["file"] == "theirs.card.json"

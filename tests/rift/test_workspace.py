@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from cartograph.cards.store import load_verified
-from cartograph.index import card_digest, embed_queries, open_index
+from cartograph.index import card_set_digest, embed_queries, open_index
 from cartograph.rift import REGENERATE, RiftConfig, RiftReport, synthetic_query
 from cartograph.rift.workspace import load_inputs, regenerate, run_rift
 from cartograph.workspace import Workspace
@@ -216,4 +216,4 @@ def test_regenerate_rewrites_diagnosed_tools_with_contrast_and_resigns(
         assert old is not None and new is not None
         assert new.summary.startswith(old.summary) and len(new.summary) > len(old.summary)
     # the index was rebuilt over the new cards
-    assert open_index(ws).card_digest == card_digest(loaded.cards)
+    assert open_index(ws).card_set_digest == card_set_digest(loaded.cards)

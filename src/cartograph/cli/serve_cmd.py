@@ -24,8 +24,9 @@ from cartograph.access import (
 from cartograph.cli.common import AppContext, handle_errors, pass_app
 from cartograph.config import load_config
 from cartograph.errors import ConfigError, UsageError
-from cartograph.gateway.base import Limits
+from cartograph.gateway.base import GatewayMode, Limits
 from cartograph.gateway.connector import fleet_connector
+from cartograph.index.methods import Method
 from cartograph.proxy.core import MODES, Proxy, ProxySettings
 from cartograph.proxy.server import bind_socket, serve_http, serve_stdio
 from cartograph.workspace import read_settings
@@ -113,13 +114,13 @@ def serve(
     host: str,
     port: int,
     config_path: str | None,
-    mode: str,
+    mode: GatewayMode,
     per_client: tuple[str, ...],
     call_timeout: float,
     start_timeout: float,
     idle_timeout: float,
     max_in_flight: int,
-    method: str | None,
+    method: Method | None,
     insecure_open: bool,
     client_name: str | None,
     policy_file: str | None,

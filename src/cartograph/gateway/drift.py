@@ -24,6 +24,7 @@ from typing import Any, Protocol
 from cartograph import clock
 from cartograph.canonical import sha256_json, sha256_text
 from cartograph.cards.model import Card
+from cartograph.cards.seal import card_version_digest
 from cartograph.files import atomic_write
 
 logger = logging.getLogger(__name__)
@@ -48,14 +49,9 @@ class HeldTool:
     tool: str
     reason: str
     detected_at: str
-    card_digest: str
+    card_digest: str  # card_version_digest of the card it was held against
     live_schema_hash: str | None = None
     live_description_hash: str | None = None
-
-
-def card_digest(card: Card) -> str:
-    """The digest that names one signed card version (canonical JSON without the signature)."""
-    return sha256_json(card.unsigned_payload())
 
 
 def compare(card: Card, live_tools: list[dict[str, Any]]) -> list[Drift]:
@@ -190,7 +186,7 @@ class Quarantine:
 
     def _apply(self, card: Card, live_tools: list[dict[str, Any]]) -> list[HeldTool]:
         server = card.server
-        digest = card_digest(card)
+        digest = card_version_digest(card)
         drifts = {d.tool: d for d in compare(card, live_tools)}
         live = {str(t.get("name", "")): t for t in live_tools}
         added: list[HeldTool] = []
@@ -230,7 +226,7 @@ class Quarantine:
             return self._reconcile(card)
 
     def _reconcile(self, card: Card) -> list[HeldTool]:
-        digest = card_digest(card)
+        digest = card_version_digest(card)
         lifted = []
         for (server, tool), held in list(self._held.items()):
             if server != card.server or held.card_digest == digest:

@@ -17,11 +17,13 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Literal, get_args
 
 import numpy as np
 
-METHODS: tuple[str, ...] = ("hybrid", "two-stage", "flat", "bm25", "jaccard", "random")
-DEFAULT_METHOD = "hybrid"
+Method = Literal["hybrid", "two-stage", "flat", "bm25", "jaccard", "random"]
+METHODS: tuple[Method, ...] = get_args(Method)
+DEFAULT_METHOD: Method = "hybrid"
 
 _BELOW = -1e6  # pushes the tools a method did not keep below every kept tool
 

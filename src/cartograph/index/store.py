@@ -1,10 +1,11 @@
 """The workspace's index: load it when it matches the verified cards, else rebuild and save.
 
 :func:`open_index` is what discover, eval and the proxy call. It trusts nothing on disk: the
-cards are verified again, the index files are checked against their recorded hashes, the
-recorded card digest must match the verified card set, and a few stored vectors are embedded
-again and compared. Any mismatch is logged with its reason and the index is rebuilt. With a
-shared store (``ws.store``) the same happens in the database (:mod:`cartograph.storage`).
+cards are verified again (unless the caller hands in the ones it has just verified), the index
+files are checked against their recorded hashes, the recorded card digest must match the
+verified card set, and a few stored vectors are embedded again and compared. Any mismatch is
+logged with its reason and the index is rebuilt. With a shared store (``ws.store``) the same
+happens in the database (:mod:`cartograph.storage`).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from cartograph.cards.model import Card
 from cartograph.cards.store import load_verified
 from cartograph.errors import ConfigError, IndexError_
 from cartograph.index.embedders import Embedder, load_embedder
-from cartograph.index.tool_index import ToolIndex, card_digest, read_manifest
+from cartograph.index.tool_index import ToolIndex, card_set_digest, read_manifest
 from cartograph.workspace import Workspace
 
 logger = logging.getLogger(__name__)
@@ -60,12 +61,22 @@ def open_index(
 
 
 def open_index_with_status(
-    ws: Workspace, embedder: Embedder | None = None, *, rebuild: bool = False
+    ws: Workspace,
+    embedder: Embedder | None = None,
+    *,
+    rebuild: bool = False,
+    cards: dict[str, Card] | None = None,
 ) -> tuple[ToolIndex, IndexStatus]:
-    loaded = load_verified(ws)
-    for failure in loaded.failures:
-        logger.warning("card left out of the index: %s: %s", failure.path.name, failure.reason)
-    if not loaded.cards:
+    """:func:`open_index` and what it did. ``cards``: the verified cards, when the caller
+    has just verified them (the proxy's catalog); else they are loaded and verified here."""
+    if cards is None:
+        loaded = load_verified(ws)
+        for failure in loaded.failures:
+            logger.warning("card left out of the index: %s: %s", failure.path.name, failure.reason)
+        cards, skipped = loaded.cards, len(loaded.failures)
+    else:
+        skipped = 0
+    if not cards:
         where = ws.cards_dir if ws.store is None else "the shared store (--store)"
         raise IndexError_(
             f"{where}: no card verifies, so there is nothing to index; run "
@@ -73,22 +84,22 @@ def open_index_with_status(
         )
     embedder = embedder or load_embedder(workspace_embedder_spec(ws))
     if ws.store is None:
-        index, action, reason = open_file_index(ws, loaded.cards, embedder, rebuild=rebuild)
+        index, action, reason = open_file_index(ws, cards, embedder, rebuild=rebuild)
     else:
         from cartograph.storage import pg_store
 
         store = pg_store(ws)
-        index, action, reason = store.open_index(loaded.cards, embedder, rebuild=rebuild)
+        index, action, reason = store.open_index(cards, embedder, rebuild=rebuild)
         if action != "loaded":
             logger.warning("index %s in %s: %s", action, store.label, reason)
-    return index, IndexStatus(action, reason, len(loaded.failures), loaded.cards)
+    return index, IndexStatus(action, reason, skipped, cards)
 
 
 def open_file_index(
     ws: Workspace, cards: dict[str, Card], embedder: Embedder, *, rebuild: bool
 ) -> tuple[ToolIndex, str, str | None]:
     """The file index in ``<home>/index/`` over ``cards``, loaded if current, else rebuilt."""
-    digest = card_digest(cards)
+    digest = card_set_digest(cards)
     reason = "asked to rebuild" if rebuild else _why_stale(ws, embedder, digest)
     if reason is None:
         try:
@@ -128,7 +139,7 @@ def spot_check(
     n = len(index.tool_ids)
     if n == 0:
         return None
-    picks = random.Random(index.card_digest).sample(range(n), min(SPOT_CHECKS, n))
+    picks = random.Random(index.card_set_digest).sample(range(n), min(SPOT_CHECKS, n))
     vectors = stored(picks) if stored else {i: index.tool_vectors[i] for i in picks}
     fresh = index.embedder.embed([index.documents[i].dense for i in picks])
     cos = [float(fresh[j] @ vectors[i]) if i in vectors else -1.0 for j, i in enumerate(picks)]

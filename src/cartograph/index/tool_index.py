@@ -2,7 +2,7 @@
 
 Built only from cards (the caller passes the verified ones). Persisted as JSON + ``.npy``::
 
-    <dir>/manifest.json        format, embedder, card digest, tool ids, documents, file hashes
+    <dir>/manifest.json        format, embedder, card set digest, tool ids, documents, hashes
     <dir>/tool_vectors.npy     (n, d) float32, unit rows
     <dir>/centroids.npy        (m, d) float32: the mean of each server's tool vectors, unit rows
     <dir>/server_vectors.npy   (m, d) float32: each server document, unit rows
@@ -31,6 +31,7 @@ from cartograph.canonical import sha256_json
 from cartograph.cards.model import Card
 from cartograph.errors import IndexError_, UsageError
 from cartograph.files import temp_name
+from cartograph.index.answer import Hit
 from cartograph.index.documents import ToolDocument, card_documents, server_document
 from cartograph.index.embedders import (
     Embedder,
@@ -57,17 +58,11 @@ DOCUMENTS_VERSION = 2  # bump when documents.py composes text differently
 MANIFEST = "manifest.json"
 
 
-@dataclass(frozen=True)
-class Hit:
-    """One ranked tool."""
+def card_set_digest(cards: dict[str, Card]) -> str:
+    """Names the card set an index is built from: every card's signed content and signature,
+    plus the version of the document composition (stored as the manifest's ``card_digest``).
 
-    server: str
-    tool: str
-    score: float
-
-
-def card_digest(cards: dict[str, Card]) -> str:
-    """Digest of a card set (signed content and signatures) plus the document composition."""
+    Not :func:`cartograph.cards.seal.card_version_digest`, which names one card's content."""
     payload = {
         "documents_version": DOCUMENTS_VERSION,
         "cards": {name: card.model_dump(mode="json") for name, card in sorted(cards.items())},
@@ -107,7 +102,7 @@ class ToolIndex:
     server_documents: list[str]
     lexical: Lexical
     embedder: Embedder
-    card_digest: str
+    card_set_digest: str
     build_seconds: float = 0.0
     hybrid: HybridParams = field(default_factory=HybridParams)
     _tokens: list[frozenset[str]] | None = field(default=None, repr=False)
@@ -146,7 +141,7 @@ class ToolIndex:
             server_documents=server_docs,
             lexical=Lexical.build(d.lexical for d in docs),
             embedder=embedder,
-            card_digest=card_digest(cards),
+            card_set_digest=card_set_digest(cards),
         )
         index.build_seconds = time.perf_counter() - started
         logger.info(
@@ -178,7 +173,7 @@ class ToolIndex:
         }
         manifest: dict[str, Any] = {
             "format": INDEX_FORMAT,
-            "card_digest": self.card_digest,
+            "card_digest": self.card_set_digest,  # the key keeps its name: old indexes load
             "embedder": {
                 "spec": embedder_spec(self.embedder),
                 "name": self.embedder.name,
@@ -241,7 +236,7 @@ class ToolIndex:
             server_documents=list(manifest["server_documents"]),
             lexical=Lexical.load(root / "bm25"),
             embedder=embedder,
-            card_digest=str(manifest["card_digest"]),
+            card_set_digest=str(manifest["card_digest"]),
             build_seconds=float(manifest.get("build_seconds") or 0.0),
         )
         if index.tool_vectors.shape != (len(docs), rec["dim"]):

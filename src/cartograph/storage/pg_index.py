@@ -113,7 +113,7 @@ def load_index(
         server_documents=[server_document(cards[s]) for s in servers],
         lexical=Lexical.build(d.lexical for d in docs),
         embedder=embedder,
-        card_digest=set_digest(cards),
+        card_set_digest=set_digest(cards),
         db=db,
         row_pos=row_pos,
         exact_max=exact_max,

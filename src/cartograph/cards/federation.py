@@ -21,14 +21,15 @@ import logging
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from cryptography.exceptions import InvalidSignature
+from pydantic import BaseModel, ConfigDict, ValidationError
 
 from cartograph import clock
 from cartograph.canonical import canonical
 from cartograph.cards.model import Card
-from cartograph.cards.seal import verify_stored
+from cartograph.cards.seal import FailureKind, verify_stored
 from cartograph.cards.store import (
     ALIAS_SUFFIX,
     CARD_SUFFIX,
@@ -47,6 +48,30 @@ logger = logging.getLogger(__name__)
 
 ALIAS_FORMAT = "cartograph.alias/1"
 _PREFIX = re.compile(r"^[A-Za-z0-9._-]{1,64}$")  # server names end up in MCP tool names (SEP-986)
+
+
+class AliasSignature(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    alg: Literal["Ed25519"] = "Ed25519"
+    key_id: str
+    value: str
+
+
+class AliasRecord(BaseModel):
+    """``<name>.alias.json`` (``cartograph.alias/1``): this operator's signed statement that the
+    card beside it (one version: its signature value) is served here as ``server``. The
+    signature covers the record as stored without ``signature``."""
+
+    model_config = ConfigDict(extra="allow", frozen=True)
+
+    format: Literal["cartograph.alias/1"]
+    server: str
+    original_server: str
+    card_key_id: str
+    card_signature: str
+    signed_at: str
+    signature: AliasSignature
 
 
 @dataclass
@@ -114,7 +139,7 @@ class _Import:
         self.taken = {p.name for p in ws.cards_dir.iterdir()} if ws.cards_dir.is_dir() else set()
         self._key: OperatorKey | None = None
 
-    def refuse(self, path: Path, server: str | None, reason: str, kind: str) -> None:
+    def refuse(self, path: Path, server: str | None, reason: str, kind: FailureKind) -> None:
         self.result.refused.append(CardFailure(path, server, reason, kind))
 
     def one(self, path: Path) -> None:
@@ -255,7 +280,7 @@ def write_alias(card_path: Path, card: Card, alias: str, key: OperatorKey) -> Pa
     """Sign and write the alias record that renames ``card`` to ``alias`` here."""
     if card.signature is None:
         raise VerificationError(f"card {card.identity.server!r} is unsigned; nothing to alias")
-    doc: dict[str, Any] = {
+    payload: dict[str, Any] = {
         "format": ALIAS_FORMAT,
         "server": alias,
         "original_server": card.identity.server,
@@ -263,22 +288,38 @@ def write_alias(card_path: Path, card: Card, alias: str, key: OperatorKey) -> Pa
         "card_signature": card.signature.value,
         "signed_at": clock.stamp(),
     }
-    value = key.private_key.sign(canonical(doc))
-    doc["signature"] = {"alg": "Ed25519", "key_id": key.key_id, "value": b64(value)}
+    value = key.private_key.sign(canonical(payload))
+    signature = AliasSignature(key_id=key.key_id, value=b64(value))
+    record = AliasRecord.model_validate({**payload, "signature": signature})
     path = card_path.with_name(card_path.name[: -len(CARD_SUFFIX)] + ALIAS_SUFFIX)
-    atomic_write(path, (json.dumps(doc, indent=2, ensure_ascii=False) + "\n").encode())
+    text = json.dumps(record.model_dump(mode="json"), indent=2, ensure_ascii=False)
+    atomic_write(path, (text + "\n").encode())
     return path
+
+
+def read_alias(path: Path) -> tuple[AliasRecord, dict[str, Any]]:
+    """The alias record in ``path`` and the payload its signature covers (as stored, without
+    ``signature``); :class:`VerificationError` naming the file and field when it is not one."""
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise VerificationError(f"{path}: not a readable {ALIAS_FORMAT} record: {exc!r}") from exc
+    try:
+        record = AliasRecord.model_validate(raw)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"]) or "(top level)"
+        raise VerificationError(
+            f"{path}: not a {ALIAS_FORMAT} record: field {where}: {first['msg']}"
+        ) from exc
+    return record, {k: v for k, v in raw.items() if k != "signature"}
 
 
 def apply_alias(path: Path, card: Card, trust: TrustStore) -> Card:
     """``card`` under the name its alias record gives it, once the record verifies here."""
-    try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
-        sig = doc.pop("signature")
-        signer, value = str(sig["key_id"]), str(sig["value"])
-        alias, signed_at = str(doc["server"]), str(doc["signed_at"])
-    except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
-        raise VerificationError(f"{path}: not a readable {ALIAS_FORMAT} record: {exc!r}") from exc
+    record, payload = read_alias(path)
+    signer, value = record.signature.key_id, record.signature.value
+    alias, signed_at = record.server, record.signed_at
     entry = trust.entry(signer)
     if entry is None or entry.origin != "operator":
         raise TrustError(
@@ -288,13 +329,13 @@ def apply_alias(path: Path, card: Card, trust: TrustStore) -> Card:
         )
     key = trust.check(f"alias {path.name}", signer, signed_at)
     try:
-        key.verify(unb64(value), canonical(doc))
+        key.verify(unb64(value), canonical(payload))
     except (InvalidSignature, ValueError) as exc:
         raise VerificationError(f"{path}: alias record was changed after signing") from exc
     if (
         card.signature is None
-        or doc.get("original_server") != card.identity.server
-        or doc.get("card_signature") != card.signature.value
+        or record.original_server != card.identity.server
+        or record.card_signature != card.signature.value
     ):
         raise VerificationError(
             f"{path}: the alias {alias!r} was made for another version of this card; import it "

@@ -21,14 +21,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, Literal
 
 from cryptography.exceptions import InvalidSignature
 
 from cartograph import clock
 from cartograph.canonical import canonical, sha256_json
 from cartograph.cards.model import Card, Signature
-from cartograph.errors import CardError, TrustError, VerificationError
+from cartograph.errors import CardError, TrustError, TrustKind, VerificationError
 from cartograph.trust.keys import OperatorKey, b64, unb64
 from cartograph.trust.store import TrustStore
 
@@ -146,7 +146,14 @@ def verify_stored(text: bytes, trust: TrustStore, *, source: str) -> None:
     verify_payload(str(name or source), payload, sig_model, trust)
 
 
-Verdict = tuple[str, str] | None
+FailureKind = (
+    TrustKind | Literal["signature", "malformed", "duplicate", "alias", "clash", "older", "invalid"]
+)
+"""Why a card was left out or refused: its key (a :class:`TrustError` kind), a bad signature, a
+malformed file, a second card for a server, a bad alias record; on import also a name clash or
+an older card by the same signer."""
+
+Verdict = tuple[str, FailureKind] | None
 """None when a card verified, else (reason, kind)."""
 
 

@@ -23,7 +23,7 @@ from pydantic import ValidationError
 
 from cartograph import clock
 from cartograph.cards.model import Card
-from cartograph.cards.seal import sealed_bytes, sign_card, verify_stored, verify_texts
+from cartograph.cards.seal import FailureKind, sealed_bytes, sign_card, verify_stored, verify_texts
 from cartograph.errors import CardError, CartographError
 from cartograph.files import atomic_write
 from cartograph.trust.keys import OperatorKey
@@ -42,7 +42,7 @@ class CardFailure:
     path: Path
     server: str | None
     reason: str
-    kind: str = "invalid"
+    kind: FailureKind = "invalid"
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,12 @@ from rich.table import Table
 from cartograph.cli.common import AppContext, emit_json, handle_errors, pass_app, progress, stderr
 from cartograph.cli.common import stdout as out
 from cartograph.errors import UpstreamError, UsageError
-from cartograph.generate.attest import GENERATORS, AttestResult, attest_snapshot
+from cartograph.generate.attest import (
+    GENERATORS,
+    AttestResult,
+    GeneratorName,
+    attest_snapshot,
+)
 from cartograph.trust.keys import load_key
 from cartograph.trust.lifecycle import init_key
 from cartograph.upstream.snapshot import Snapshot, load_snapshot, save_snapshot
@@ -83,7 +88,7 @@ def bootstrap(
     config_path: str | None,
     snapshot_path: str | None,
     servers: tuple[str, ...],
-    generator: str,
+    generator: GeneratorName,
     llm_base_url: str | None,
     llm_model: str | None,
     llm_api_key_env: str | None,
@@ -102,7 +107,7 @@ def bootstrap(
         from cartograph.generate.llm.client import settings_from
 
         llm = settings_from(
-            read_settings(ws).get("llm"),
+            read_settings(ws).llm,
             {
                 "base_url": llm_base_url,
                 "model": llm_model,
@@ -186,8 +191,8 @@ def _snapshot_from_config(
     from cartograph.upstream.connect import snapshot_servers
 
     if not config_path:
-        recorded = read_settings(ws).get("mcp_config")
-        if not isinstance(recorded, str):
+        recorded = read_settings(ws).mcp_config
+        if recorded is None:
             raise UsageError(
                 "no --config given and none recorded in the workspace; "
                 "pass --config path/to/mcp.json"

@@ -10,6 +10,7 @@ from rich.table import Table
 from cartograph.cli.common import AppContext, emit_json, handle_errors, pass_app, stderr, stdout
 from cartograph.evaluate import load_queries, run_eval
 from cartograph.index import METHODS, open_index
+from cartograph.index.methods import Method
 
 
 @click.command("eval")
@@ -43,7 +44,7 @@ from cartograph.index import METHODS, open_index
 def eval_(
     app: AppContext,
     queries_path: Path,
-    methods: tuple[str, ...],
+    methods: tuple[Method, ...],
     k: int,
     as_json: bool,
     verbose: bool,

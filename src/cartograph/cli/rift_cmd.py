@@ -13,10 +13,11 @@ from rich.table import Table
 
 from cartograph.cli.common import AppContext, emit_json, handle_errors, pass_app, stderr, stdout
 from cartograph.errors import ConfigError, IndexError_, UsageError
-from cartograph.rift.analyze import METHODS, RiftConfig
+from cartograph.rift.analyze import METHODS, Method, RiftConfig
+from cartograph.rift.cluster import Linkage
 from cartograph.rift.html import render_html
-from cartograph.rift.margin import MarginThresholds
-from cartograph.rift.report import FAIL_ON, RiftReport
+from cartograph.rift.margin import MarginScope, MarginThresholds
+from cartograph.rift.report import FAIL_ON, FailOn, RiftReport
 from cartograph.rift.workspace import RegenerateResult, run_rift
 from cartograph.rift.workspace import regenerate as do_regenerate
 
@@ -107,12 +108,12 @@ def rift(
     app: AppContext,
     as_json: bool,
     html_file: str | None,
-    fail_on: str,
+    fail_on: FailOn,
     theta: float,
     no_margin: bool,
-    method: str,
-    linkage: str,
-    margin_scope: str,
+    method: Method,
+    linkage: Linkage,
+    margin_scope: MarginScope,
     margin_high: float,
     margin_medium: float,
     regenerate: bool,
@@ -124,11 +125,11 @@ def rift(
     if regenerate and method != "rift":
         raise UsageError("--regenerate works with --method rift only")
     config = RiftConfig(
-        method=method,  # type: ignore[arg-type]
+        method=method,
         theta=theta,
-        linkage=linkage,  # type: ignore[arg-type]
+        linkage=linkage,
         use_margin=not no_margin,
-        margin_scope=margin_scope,  # type: ignore[arg-type]
+        margin_scope=margin_scope,
         margin_thresholds=MarginThresholds(high=margin_high, medium=margin_medium),
     )
     ws = app.workspace

@@ -132,7 +132,7 @@ def serve(
     """Serve the proxy: three tools (discover, status, call) in front of every upstream."""
     ws = app.workspace
     settings = read_settings(ws)
-    chosen = config_path or settings.get("mcp_config")
+    chosen = config_path or settings.mcp_config
     if not chosen:
         raise ConfigError(
             "no mcp.json to reach the upstreams: pass --config FILE, or run "
@@ -140,10 +140,7 @@ def serve(
             file=str(ws.config_file),
         )
     fleet = load_config(Path(str(chosen)))
-    stateful = set(per_client)
-    recorded = settings.get("per_client")
-    if isinstance(recorded, list):
-        stateful |= {str(s) for s in recorded}
+    stateful = set(per_client) | set(settings.per_client)
     limits = Limits(
         call_timeout=call_timeout,
         start_timeout=start_timeout,

@@ -19,7 +19,7 @@ import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 from cartograph import clock
 from cartograph.canonical import sha256_json, sha256_text
@@ -31,14 +31,18 @@ logger = logging.getLogger(__name__)
 
 QUARANTINE_FILE = "quarantine.json"
 
+DriftKind = Literal["changed", "new"]
+DriftField = Literal["input_schema", "description"]
+DriftEvent = Literal["quarantined", "lifted"]
+
 
 @dataclass(frozen=True)
 class Drift:
     """One live tool that does not match its signed card entry."""
 
     tool: str
-    kind: str  # "changed" | "new"
-    fields: tuple[str, ...]  # which hashes differ: "input_schema", "description"
+    kind: DriftKind
+    fields: tuple[DriftField, ...]  # which hashes differ
 
 
 @dataclass(frozen=True)
@@ -63,7 +67,7 @@ def compare(card: Card, live_tools: list[dict[str, Any]]) -> list[Drift]:
         if entry is None:
             drifts.append(Drift(name, "new", ()))
             continue
-        fields = []
+        fields: list[DriftField] = []
         if sha256_json(tool.get("inputSchema") or {}) != entry.input_schema_hash:
             fields.append("input_schema")
         if sha256_text(tool.get("description")) != entry.description_hash:
@@ -243,7 +247,7 @@ class Quarantine:
             self._save([], lifted)
         return lifted
 
-    def _emit(self, event: str, server: str, tool: str, reason: str, digest: str) -> None:
+    def _emit(self, event: DriftEvent, server: str, tool: str, reason: str, digest: str) -> None:
         for listener in self.listeners:
             listener(
                 {

@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal, get_args
 
 from cartograph import clock
 from cartograph.cards.model import Card
@@ -29,7 +29,9 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-GENERATORS = ("bootstrap", "llm")
+GeneratorName = Literal["bootstrap", "llm"]
+"""Who writes the card text: the deterministic operator generator, or the operator's LLM."""
+GENERATORS: tuple[GeneratorName, ...] = get_args(GeneratorName)
 
 
 @dataclass
@@ -48,7 +50,7 @@ def attest_snapshot(
     snapshot: Snapshot,
     key: OperatorKey,
     *,
-    generator: str = "bootstrap",
+    generator: GeneratorName = "bootstrap",
     servers: Iterable[str] | None = None,
     on_server: Callable[[str], None] | None = None,
     llm: LLMSettings | None = None,

@@ -10,22 +10,25 @@ happens in the database (:mod:`cartograph.storage`).
 
 from __future__ import annotations
 
-import json
 import logging
 import random
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Literal
 
 import numpy as np
 
 from cartograph.cards.model import Card
 from cartograph.cards.store import load_verified
-from cartograph.errors import ConfigError, IndexError_
+from cartograph.errors import IndexError_
 from cartograph.index.embedders import Embedder, load_embedder
 from cartograph.index.tool_index import ToolIndex, card_set_digest, read_manifest
-from cartograph.workspace import Workspace
+from cartograph.workspace import Workspace, read_settings
 
 logger = logging.getLogger(__name__)
+
+IndexAction = Literal["loaded", "rebuilt", "updated"]
+"""What opening the index did: loaded as stored, rebuilt whole, or (shared store) updated."""
 
 SPOT_CHECKS = 4
 SPOT_MIN_COSINE = 0.999
@@ -35,7 +38,7 @@ SPOT_MIN_COSINE = 0.999
 class IndexStatus:
     """What :func:`open_index` did (``loaded`` or ``rebuilt``, and why), and the verified cards."""
 
-    action: str
+    action: IndexAction
     reason: str | None
     skipped_cards: int
     cards: dict[str, Card]
@@ -43,14 +46,7 @@ class IndexStatus:
 
 def workspace_embedder_spec(ws: Workspace) -> str | None:
     """The ``embedder`` setting of ``<home>/config.json``, if any."""
-    if not ws.config_file.is_file():
-        return None
-    try:
-        data = json.loads(ws.config_file.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"not valid JSON: {exc}", file=str(ws.config_file)) from exc
-    spec = data.get("embedder") if isinstance(data, dict) else None
-    return str(spec) if spec else None
+    return read_settings(ws).embedder or None
 
 
 def open_index(
@@ -97,7 +93,7 @@ def open_index_with_status(
 
 def open_file_index(
     ws: Workspace, cards: dict[str, Card], embedder: Embedder, *, rebuild: bool
-) -> tuple[ToolIndex, str, str | None]:
+) -> tuple[ToolIndex, IndexAction, str | None]:
     """The file index in ``<home>/index/`` over ``cards``, loaded if current, else rebuilt."""
     digest = card_set_digest(cards)
     reason = "asked to rebuild" if rebuild else _why_stale(ws, embedder, digest)

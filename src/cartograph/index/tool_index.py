@@ -45,6 +45,7 @@ from cartograph.index.methods import (
     METHODS,
     Evidence,
     HybridParams,
+    Method,
     hybrid_scores,
     random_scores,
     two_stage_scores,
@@ -279,7 +280,7 @@ class ToolIndex:
     def scores(
         self,
         query: str,
-        method: str = DEFAULT_METHOD,
+        method: Method = DEFAULT_METHOD,
         k: int = 5,
         query_vec: np.ndarray | None = None,
         step_vecs: np.ndarray | None = None,
@@ -308,7 +309,7 @@ class ToolIndex:
             return two_stage_scores(self.evidence(query, query_vec), k).astype(np.float64)
         return hybrid_scores(self.evidence(query, query_vec, step_vecs), self.hybrid)
 
-    def search(self, query: str, k: int = 5, method: str = DEFAULT_METHOD) -> list[Hit]:
+    def search(self, query: str, k: int = 5, method: Method = DEFAULT_METHOD) -> list[Hit]:
         """The top ``k`` tools for ``query`` under ``method``."""
         if k < 1:
             raise UsageError("k must be at least 1")

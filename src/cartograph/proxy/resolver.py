@@ -122,9 +122,7 @@ class Resolver:
     def index_state(self) -> IndexState:
         """Index freshness for status, without opening it (that may take seconds)."""
         if self._index_generation is None:
-            return IndexState(
-                state="not loaded yet (loads in the background and on first discover)"
-            )
+            return IndexState(state=NOT_LOADED)
         method: RankMethod = self.method
         error = None
         if self._index is None:

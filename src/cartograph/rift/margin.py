@@ -16,6 +16,8 @@ from typing import Literal
 import numpy as np
 
 MarginScope = Literal["cluster", "catalog"]
+RiskLevel = Literal["HIGH", "MEDIUM", "LOW"]
+"""A cluster's risk as reports carry it (the value of :class:`Risk`)."""
 
 
 class Risk(StrEnum):

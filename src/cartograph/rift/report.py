@@ -17,14 +17,16 @@ of the cluster share a tool name.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict
 
 from cartograph.errors import UsageError
+from cartograph.rift.margin import RiskLevel
 
-FAIL_ON = ("high", "medium", "never")
-_RANK = {"HIGH": 2, "MEDIUM": 1, "LOW": 0}
+FailOn = Literal["high", "medium", "never"]
+FAIL_ON: tuple[FailOn, ...] = get_args(FailOn)
+_RANK: dict[RiskLevel, int] = {"HIGH": 2, "MEDIUM": 1, "LOW": 0}
 
 
 class ClusterReport(BaseModel):
@@ -33,7 +35,7 @@ class ClusterReport(BaseModel):
     members: list[tuple[str, str]]
     cohesion: float
     margin_min: float | None
-    risk: str
+    risk: RiskLevel
     shared_tokens: list[str]
     distinct_tokens: dict[str, list[str]]
     diagnosis: str
@@ -90,11 +92,11 @@ class RiftReport(BaseModel):
     def to_json(self) -> dict[str, Any]:
         return self.model_dump(mode="json")
 
-    def fails(self, fail_on: str) -> bool:
+    def fails(self, fail_on: FailOn) -> bool:
         """True when a cluster at or above ``fail_on`` (high | medium | never) exists."""
         if fail_on not in FAIL_ON:
             raise UsageError(f"--fail-on must be one of {', '.join(FAIL_ON)}, got {fail_on!r}")
         if fail_on == "never":
             return False
-        floor = _RANK[fail_on.upper()]
+        floor = {"high": 2, "medium": 1}[fail_on]
         return any(_RANK[c.risk] >= floor for c in self.clusters)

@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from cartograph.cards.store import LoadedCards
     from cartograph.gateway.drift import Ledger
     from cartograph.index.embedders import Embedder
+    from cartograph.index.store import IndexAction
     from cartograph.index.tool_index import ToolIndex
     from cartograph.storage.pg_db import Database
     from cartograph.trust.store import TrustStore
@@ -52,7 +53,7 @@ class Store(Protocol):
 
     def open_index(
         self, cards: dict[str, Card], embedder: Embedder, *, rebuild: bool
-    ) -> tuple[ToolIndex, str, str | None]:
+    ) -> tuple[ToolIndex, IndexAction, str | None]:
         """The index over ``cards`` (verified): (index, "loaded"|"rebuilt"|"updated", reason)."""
         ...
 
@@ -93,7 +94,7 @@ class FileStore:
 
     def open_index(
         self, cards: dict[str, Card], embedder: Embedder, *, rebuild: bool
-    ) -> tuple[ToolIndex, str, str | None]:
+    ) -> tuple[ToolIndex, IndexAction, str | None]:
         from cartograph.index.store import open_file_index
 
         return open_file_index(self.ws, cards, embedder, rebuild=rebuild)
@@ -135,7 +136,7 @@ class PgStore:
 
     def open_index(
         self, cards: dict[str, Card], embedder: Embedder, *, rebuild: bool
-    ) -> tuple[ToolIndex, str, str | None]:
+    ) -> tuple[ToolIndex, IndexAction, str | None]:
         from cartograph.storage.pg_index import load_index
         from cartograph.storage.pg_index_sync import sync_index
 

@@ -36,7 +36,7 @@ from cartograph.errors import IndexError_
 from cartograph.index.documents import server_document
 from cartograph.index.embedders import Embedder, embed_queries
 from cartograph.index.lexical import Lexical
-from cartograph.index.methods import DEFAULT_METHOD, RANK_DEPTH, Evidence, cosine_stats
+from cartograph.index.methods import DEFAULT_METHOD, RANK_DEPTH, Evidence, Method, cosine_stats
 from cartograph.index.store import spot_check
 from cartograph.index.tool_index import (
     ToolIndex,
@@ -257,7 +257,7 @@ class PgToolIndex(ToolIndex):
     def scores(
         self,
         query: str,
-        method: str = DEFAULT_METHOD,
+        method: Method = DEFAULT_METHOD,
         k: int = 5,
         query_vec: np.ndarray | None = None,
         step_vecs: np.ndarray | None = None,

@@ -28,6 +28,7 @@ from cartograph.cards.model import (
     ToolEntry,
     ToolExample,
 )
+from cartograph.config import TRANSPORT_KINDS
 from cartograph.generate.bootstrap.lexicon import cjk_gloss
 from cartograph.generate.bootstrap.server import Product, capability_text, product_of
 from cartograph.generate.bootstrap.tool import (
@@ -45,8 +46,6 @@ logger = logging.getLogger(__name__)
 GENERATOR_NAME = "bootstrap"
 GENERATOR_VERSION = "1"
 GENERATOR_ID = f"{GENERATOR_NAME}/{GENERATOR_VERSION}"
-
-_TRANSPORTS = ("stdio", "http", "sse")
 
 
 @dataclass(frozen=True)
@@ -163,7 +162,7 @@ def generate_card(
     card = Card(
         identity=Identity(
             server=server.name,
-            transport=server.transport if server.transport in _TRANSPORTS else "unknown",  # type: ignore[arg-type]
+            transport=server.transport if server.transport in TRANSPORT_KINDS else "unknown",
             endpoint=server.endpoint,
             publisher=_publisher(server),
             package=server.package,

@@ -7,6 +7,7 @@ Chosen by ``--home DIR``, else ``$CARTOGRAPH_HOME``, else ``./.cartograph``::
       keys/operator.pub        its public key (PEM)
       keys/trusted/*.pub       other public keys whose cards verify here
       cards/<server>.card.json one signed card per server
+      history/<server>/<N>.card.json  its kept versions (N = 1, 2, ...; the newest is current)
       index/                   retrieval index (JSON + .npy)
       snapshots/               catalog snapshots (cartograph.snapshot/1)
       logs/                    audit log (JSONL, rotated)
@@ -24,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 HOME_ENV = "CARTOGRAPH_HOME"
 STORE_ENV = "CARTOGRAPH_STORE"
@@ -66,6 +67,10 @@ class Workspace:
     @property
     def cards_dir(self) -> Path:
         return self.root / "cards"
+
+    @property
+    def history_dir(self) -> Path:
+        return self.root / "history"
 
     @property
     def index_dir(self) -> Path:
@@ -145,6 +150,20 @@ class WorkspaceSettings(BaseModel):
     """The embedder spec of the retrieval index (``index build --embedder``)."""
     llm: dict[str, Any] | None = None
     """The llm generator's block (checked field by field by ``generate.llm.client``)."""
+    card_history: int | None = None
+    """How many versions of each card the store keeps (default: the storage layer's)."""
+
+    @field_validator("card_history", mode="before")
+    @classmethod
+    def _whole_number(cls, value: object) -> object:
+        if value is not None and (
+            isinstance(value, bool) or not isinstance(value, int) or value < 1
+        ):
+            raise ValueError(
+                f"card_history must be a whole number of card versions to keep, at least 1 "
+                f"(got {value!r})"
+            )
+        return value
 
 
 def read_settings(ws: Workspace) -> WorkspaceSettings:

@@ -8,10 +8,9 @@ import pytest
 from click.testing import CliRunner
 from indexkit import INDEX_KEY, write_workspace_cards
 
-from cartograph.cards.store import load_verified
 from cartograph.cli import main
-from cartograph.index import open_index
 from cartograph.index.answer import DiscoverAnswer, render_answer
+from cartograph.storage import load_verified, open_index
 from cartograph.workspace import Workspace
 
 

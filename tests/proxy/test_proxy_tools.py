@@ -10,8 +10,10 @@ import pytest
 from proxykit import Env, call, chaos_entry, connected, data, text, write_config
 
 from cartograph.access import Caller, Policy
-from cartograph.proxy.audit import AuditLog
+from cartograph.cards.seal import card_version_digest
 from cartograph.proxy.status import StatusAnswer
+from cartograph.storage import open_store
+from cartograph.storage.file_state import FileAuditLog
 
 pytestmark = pytest.mark.anyio
 
@@ -55,13 +57,16 @@ async def test_discover_answers_from_signed_cards_and_is_audited(env: Env) -> No
     assert top["input_schema"]["properties"] == entry.input_schema["properties"]
     assert top["summary"] == entry.summary
     records = [
-        r for r in AuditLog(env.ws.logs_dir / "audit.jsonl").read() if r["event"] == "discover"
+        r for r in FileAuditLog(env.ws.logs_dir / "audit.jsonl").read() if r["event"] == "discover"
     ]
     assert records[-1]["query"] == "add two integers"
     first = records[-1]["results"][0]
     assert first["card_digest"] == proxy.catalog.refs[top["server"]].digest
     assert first["key_id"] == card.signature.key_id if card.signature else False
     assert first["generator"] == entry.generator
+    assert first["card_version"] == 1  # the exact signed card that ranked it can be opened
+    ranked = open_store(env.ws).read_version(top["server"], first["card_version"])
+    assert card_version_digest(ranked) == first["card_digest"]
 
 
 async def test_a_tool_without_a_signed_card_cannot_be_called(env: Env) -> None:
@@ -147,7 +152,7 @@ class Counter:
 async def test_a_discover_after_a_card_change_verifies_the_cards_once(
     env: Env, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import cartograph.cards.store as card_store
+    import cartograph.cards.codec as card_store
     import cartograph.proxy.catalog as catalog_module
 
     monkeypatch.setattr(catalog_module, "REFRESH_INTERVAL", 0.0)  # look at every refresh

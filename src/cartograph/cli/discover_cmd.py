@@ -11,6 +11,7 @@ from cartograph.cli.common import AppContext, emit_json, handle_errors, pass_app
 from cartograph.index import DEFAULT_METHOD, METHODS, open_index_with_status
 from cartograph.index.answer import render_answer
 from cartograph.index.methods import Method
+from cartograph.storage import open_store
 
 
 @click.command()
@@ -41,7 +42,8 @@ def discover(app: AppContext, task: str, k: int, method: Method, as_json: bool) 
     proxy's discover tool answers: {"tools": [{server, tool, summary, usage, input_schema,
     examples}], "note"}.
     """
-    index, status = open_index_with_status(app.workspace)
+    ws = app.workspace
+    index, status = open_index_with_status(ws, open_store(ws))
     if status.action == "rebuilt":
         stderr.print(f"[yellow]index rebuilt[/]: {status.reason}", highlight=False)
     hits = index.search(task, k=k, method=method)

@@ -3,9 +3,9 @@
 Public API (stable; other packages import from here only)::
 
     Embedder, load_embedder, DEFAULT_SPEC
-    ToolIndex, Hit, METHODS, DEFAULT_METHOD, Method
-    open_index(ws) -> ToolIndex
-    DiscoverAnswer, render_answer      the discover answer (cartograph.index.answer)
+    ToolIndex, Hit, METHODS, DEFAULT_METHOD, Method, ToolVectors, MatrixVectors
+    open_index(ws, store) -> ToolIndex   (the store: cartograph.storage.open_store(ws))
+    DiscoverAnswer, render_answer        the discover answer (cartograph.index.answer)
 
 Names resolve lazily on first access, so importing a light submodule (``index.answer``, which
 the proxy renders with) does not load numpy, BM25 or an embedding model.
@@ -22,6 +22,7 @@ if TYPE_CHECKING:  # resolved lazily at run time, see __getattr__
     from cartograph.index.methods import DEFAULT_METHOD, METHODS, Method, stage_one_width
     from cartograph.index.store import IndexStatus, open_index, open_index_with_status
     from cartograph.index.tool_index import ToolIndex, card_set_digest
+    from cartograph.index.vectors import MatrixVectors, ToolVectors
 
     Retriever = ToolIndex
 
@@ -34,6 +35,8 @@ _EXPORTS: dict[str, str] = {
     "Embedder": "cartograph.index.embedders",
     "Hit": "cartograph.index.answer",
     "IndexStatus": "cartograph.index.store",
+    "MatrixVectors": "cartograph.index.vectors",
+    "ToolVectors": "cartograph.index.vectors",
     "ToolIndex": "cartograph.index.tool_index",
     "card_set_digest": "cartograph.index.tool_index",
     "embed_queries": "cartograph.index.embedders",
@@ -52,9 +55,11 @@ __all__ = [
     "Embedder",
     "Hit",
     "IndexStatus",
+    "MatrixVectors",
     "Method",
     "Retriever",
     "ToolIndex",
+    "ToolVectors",
     "card_set_digest",
     "embed_queries",
     "load_embedder",

@@ -26,6 +26,7 @@ from cartograph.index.answer import DiscoverAnswer, Hit, render_answer
 from cartograph.index.methods import DEFAULT_METHOD, Method
 from cartograph.proxy.catalog import CardCatalog, CardGuard
 from cartograph.proxy.status import IndexState
+from cartograph.storage import Store
 from cartograph.workspace import Workspace
 
 logger = logging.getLogger(__name__)
@@ -43,8 +44,8 @@ class Searcher(Protocol):
     def search(self, query: str, k: int, method: Method) -> list[Any]: ...
 
 
-Opener = Callable[[Workspace, dict[str, Card]], Searcher]
-"""Opens the index over the given verified cards (the catalog's; not verified again)."""
+Opener = Callable[[Workspace, Store, dict[str, Card]], Searcher]
+"""Opens the store's index over the given verified cards (the catalog's; not verified again)."""
 
 
 @dataclass(frozen=True)
@@ -58,11 +59,11 @@ class Ranking:
     exhausted: bool = field(default=True, compare=False, repr=False)
 
 
-def default_opener(ws: Workspace, cards: dict[str, Card]) -> Searcher:
-    """The workspace index over ``cards`` (rebuilt by the index package when they changed)."""
+def default_opener(ws: Workspace, store: Store, cards: dict[str, Card]) -> Searcher:
+    """The store's index over ``cards`` (rebuilt by the index package when they changed)."""
     from cartograph.index import open_index_with_status  # heavy import: only when first needed
 
-    index, status = open_index_with_status(ws, cards=cards)
+    index, status = open_index_with_status(ws, store, cards=cards)
     if status.action == "rebuilt":
         logger.info("retrieval index rebuilt: %s", status.reason)
     return index
@@ -108,7 +109,7 @@ class Resolver:
                 return self._index
             started = time.perf_counter()
             try:
-                self._index = self._opener(self.ws, self.catalog.cards)
+                self._index = self._opener(self.ws, self.catalog.store, self.catalog.cards)
                 self.index_error = None
             except (CartographError, ImportError, OSError, ValueError) as exc:
                 self._index = None
@@ -199,7 +200,8 @@ class Resolver:
         return render_answer(self.catalog.cards, ranking.results, ranking.note)
 
     def audit_fields(self, ranking: Ranking) -> list[dict[str, Any]]:
-        """Per returned tool: the card digest, key id and generator of the text that ranked it."""
+        """Per returned tool: the card digest, version, key id and generator of the text that
+        ranked it (``cartograph cards show SERVER --version N`` opens that exact card)."""
         rows = []
         for hit in ranking.results:
             card = self.catalog.cards[hit.server]
@@ -211,6 +213,7 @@ class Resolver:
                     "tool": hit.tool,
                     "score": round(hit.score, 4),
                     "card_digest": ref.digest,
+                    "card_version": self.catalog.card_version(hit.server),
                     "key_id": ref.key_id,
                     "generator": entry.generator if entry else card.provenance.generator,
                 }

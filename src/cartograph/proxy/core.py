@@ -17,6 +17,7 @@ from typing import Any
 import anyio
 from mcp import types
 
+from cartograph import heap
 from cartograph.access.guard import Caller
 from cartograph.access.policy import ALLOW_ALL
 from cartograph.errors import (
@@ -122,6 +123,7 @@ class Proxy:
         await anyio.to_thread.run_sync(
             self.resolver.searcher, limiter=self._rank_limiter, abandon_on_cancel=True
         )
+        heap.release()  # verifying the cards again and loading the index freed tens of MB
 
     # -- discover -----------------------------------------------------------------------------
 

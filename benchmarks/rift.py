@@ -47,6 +47,8 @@ CORPORA = {
     "core": SHARED / "fleet" / "catalog.json",
     "livemcpbench": SHARED / "corpus" / "livemcpbench" / "tools.jsonl",
     "union": SHARED / "corpus" / "union" / "tools.jsonl",
+    "callnavi": SHARED / "corpus" / "train" / "callnavi" / "tools.jsonl",
+    "seal_tools": SHARED / "corpus" / "train" / "seal_tools" / "tools.jsonl",
 }
 METHODS = {
     "rift": RiftConfig(),

@@ -494,6 +494,32 @@ def test_distinguish_from_names_what_sets_colliding_tools_apart(fleet: Snapshot)
     assert canonical(again.unsigned_payload()) == canonical(contrasted.unsigned_payload())
 
 
+def test_distinguish_from_contrasts_with_another_servers_tool_when_given_its_snapshot(
+    fleet: Snapshot,
+) -> None:
+    server = fleet.servers["git"]
+    rivals = {"git_commit": ["git-cyanheads/git_commit"]}
+    blind = generate_card(server, created_at=WHEN, distinguish_from=rivals).card
+    plain = generate_card(server, created_at=WHEN).card
+    blind_entry = blind.tool("git_commit")
+    assert blind_entry is not None and "Unlike" not in blind_entry.summary  # nothing to read
+    other = {"git-cyanheads": fleet.servers["git-cyanheads"]}
+    card = generate_card(server, created_at=WHEN, distinguish_from=rivals, rival_servers=other).card
+    entry, before = card.tool("git_commit"), plain.tool("git_commit")
+    assert entry is not None and before is not None
+    assert entry.summary.startswith(before.summary) and "Unlike git commit:" in entry.summary
+    contrast = entry.summary.split("Unlike git commit:", 1)[1]
+    # the other server's git_commit takes no repo_path; its words are not offered as contrast
+    assert "repo" in contrast
+    cyan = {
+        p
+        for t in fleet.servers["git-cyanheads"].tools
+        if t["name"] == "git_commit"
+        for p in t.get("inputSchema", {}).get("properties", {})
+    }
+    assert "amend" in cyan and "amend" not in contrast
+
+
 def test_server_instructions_hint_the_capability_without_their_orders() -> None:
     server = ServerSnapshot(
         name="weather",

@@ -143,6 +143,19 @@ def substitute_check(index: ToolIndex, tools: list[Any], rule: SubstituteRule) -
     }
 
 
+def substitute_grid(index: ToolIndex, tools: list[Any]) -> list[dict[str, Any]]:
+    """Precision and recall of substitute rules over a small grid of the three constants."""
+    rows = []
+    for cos in (0.5, 0.6, 0.7):
+        for name in (0.0, 0.5, 1.0):
+            for args in (0.0, 0.3, 0.5):
+                r = substitute_check(index, tools, SubstituteRule(name, args, cos))
+                row = {k: r[k] for k in ("recall", "precision", "judged", "flagged_pairs")}
+                rows.append({"min_cosine": cos, "name": name, "args": args, **row})
+                print(json.dumps(rows[-1]), flush=True)
+    return rows
+
+
 def memo_rank(rank: Any) -> Any:
     """``rank`` with each query's row kept, so variants that share queries score them once."""
     rows: dict[str, np.ndarray] = {}
@@ -169,6 +182,9 @@ def main() -> None:
     ap.add_argument("--embedder", default=None)
     ap.add_argument("--cache", type=Path, default=Path("/tmp/cartograph-bench/rift"))
     ap.add_argument("--json", type=Path, default=None)
+    ap.add_argument(
+        "--substitute-grid", action="store_true", help="also check a grid of substitute rules"
+    )
     args = ap.parse_args()
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
     rows: list[dict[str, Any]] = []
@@ -217,6 +233,8 @@ def main() -> None:
         if name == "fleet":
             extra["substitutes"] = substitute_check(index, tools, SubstituteRule())
             print(json.dumps(extra["substitutes"], indent=1), flush=True)
+            if args.substitute_grid:
+                extra["substitute_grid"] = substitute_grid(index, tools)
     if args.json:
         args.json.write_text(json.dumps({"rows": rows, **extra}, indent=1) + "\n")
 

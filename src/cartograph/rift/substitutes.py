@@ -8,19 +8,21 @@ mates that are *not* its substitutes).
 The rule (pure, no I/O), for two tools ``a`` and ``b`` of one cluster:
 
 1. they are on different servers;
-2. their *argument words* overlap: the words of their argument names, overlap coefficient
-   ``|A & B| / min(|A|, |B|) >= schema_overlap`` (0.5; two tools without arguments agree, one
-   without and one with do not);
-3. their card vectors' cosine is at least ``min_cosine`` (0.60);
-4. optionally their *name words* overlap the same way (``>= name_overlap``): the words of the
-   tool name with the words of its own server's name removed (``excel-go/excel_format_range`` ->
-   ``format range``). Off by default (0.0).
+2. their *name words* overlap: the words of the tool name with the words of its own server's
+   name removed (``excel-go/excel_format_range`` -> ``format range``), overlap coefficient
+   ``|A & B| / min(|A|, |B|) >= name_overlap`` (0.5);
+3. their *argument words* overlap the same way (``>= schema_overlap``, 0.5; two tools without
+   arguments agree, one without and one with do not);
+4. their card vectors' cosine is at least ``min_cosine`` (0.60).
 
-The constants were chosen on the fleet dev set's cross-server ``acceptable`` labels (39 pairs;
-``benchmarks/rift_tune.py --substitute-grid``): this rule had the best F1 of the grid
-(precision 0.44, recall 0.28); requiring name overlap 0.5 as well gave precision 0.75 but recall
-0.15 (docs/rift.md has the grid). Most labelled substitutes have card cosines below 0.6 (the
-same job described by different publishers), so they never share a cluster and need no rule.
+The constants come from a grid on the fleet dev set's cross-server ``acceptable`` labels (39
+pairs; ``benchmarks/rift_tune.py`` prints the check, docs/rift.md the grid). Precision first: a
+pair wrongly called substitutes hides a real confusion from the gate, a missed substitute only
+leaves a cluster graded as before. This rule: precision 0.75 (6 of 8 judged pairs), recall 0.15;
+without the name condition recall rises to 0.28 but precision falls to 0.44 (aws-pricing
+``get_pricing`` ~ aws-billing ``list-pricing-rules``). Most labelled substitutes have card
+cosines below 0.6 (the same job described by different publishers): they share no cluster and
+need no rule.
 """
 
 from __future__ import annotations
@@ -36,7 +38,7 @@ from cartograph.rift.queries import words
 
 @dataclass(frozen=True)
 class SubstituteRule:
-    name_overlap: float = 0.0
+    name_overlap: float = 0.5
     schema_overlap: float = 0.5
     min_cosine: float = 0.60
 
@@ -75,9 +77,7 @@ def is_substitute(
     rule = rule or SubstituteRule()
     if a[0] == b[0] or cosine < rule.min_cosine:
         return False
-    if rule.name_overlap > 0 and (
-        overlap(name_words(a[0], a[1]), name_words(b[0], b[1])) < rule.name_overlap
-    ):
+    if overlap(name_words(a[0], a[1]), name_words(b[0], b[1])) < rule.name_overlap:
         return False
     return overlap(argument_words(a[2]), argument_words(b[2])) >= rule.schema_overlap
 

@@ -10,8 +10,8 @@ Two shapes (``QueryOptions.style``):
   required argument (built by :func:`cartograph.generate.bootstrap.schema.example_arguments`,
   which reads only the schema: enum, default, examples, format, type and the argument's name),
   e.g. ``get issue comments for owner octocat, repo example-project and issue number 1``.
-  Placeholder values that say nothing ("example", "example-id") are left out, so the argument's
-  words stand alone.
+  Placeholder values that say nothing ("example", "example-id", "example query", "1 + 1") are
+  left out, so the argument's words stand alone.
 - ``"schema"``: the first version, ``"<name words> by <required args> optionally <optional
   args>"``, e.g. ``get issue comments by owner, repo, issue number optionally page``.
 
@@ -112,7 +112,19 @@ def synthetic_query(
 
 
 # stock values of the example builder that carry no meaning for a reader
-_PLACEHOLDERS = frozenset({"example", "example-id", "example_id", "example text", "abc123", "x"})
+_PLACEHOLDERS = frozenset(
+    {
+        "example",
+        "example-id",
+        "example_id",
+        "example text",
+        "example query",
+        "example title",
+        "abc123",
+        "1 + 1",
+        "x",
+    }
+)
 
 
 def _spoken(value: Any) -> str:

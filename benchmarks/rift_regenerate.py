@@ -42,7 +42,7 @@ def recall(index: ToolIndex, path: Path) -> dict[str, float]:
     for task in tasks:
         ok = {tuple(x) for key in ("relevant", "acceptable") for x in task.get(key) or []}
         hits = [(h.server, h.tool) for h in index.search(task["query"], k=5)]
-        r1 += hits[:1] and hits[0] in ok
+        r1 += bool(hits) and hits[0] in ok
         r5 += any(h in ok for h in hits)
     return {"tasks": len(tasks), "r1": round(r1 / len(tasks), 3), "r5": round(r5 / len(tasks), 3)}
 

@@ -112,9 +112,10 @@ def substitute_check(index: ToolIndex, tools: list[Any], rule: SubstituteRule) -
             r = index.position(s, t)
             if r is None:
                 continue
-            acc = {index.position(a, b) for a, b in task.get("acceptable") or []} - {None}
-            labelled.setdefault(r, set()).update(int(a) for a in acc)
-            positives |= {(r, int(a)) for a in acc if tools[int(a)].server != s}
+            found = (index.position(a, b) for a, b in task.get("acceptable") or [])
+            acc = {a for a in found if a is not None}
+            labelled.setdefault(r, set()).update(acc)
+            positives |= {(r, a) for a in acc if tools[a].server != s}
     v = np.asarray(index.tool_vectors, dtype=np.float32)
     rows, cols = threshold_edges(v, min(rule.min_cosine, 0.99))
     ids = [(t.server, t.tool, t.input_schema) for t in tools]

@@ -12,6 +12,7 @@ from cartograph.rift.margin import (
     MarginThresholds,
     Risk,
     cosine_margins,
+    row_margin,
     score_margins,
 )
 from cartograph.rift.queries import QueryOptions, synthetic_query, task_query, words
@@ -98,14 +99,14 @@ def test_catalog_scope_lets_a_tool_outside_the_cluster_be_the_rival() -> None:
 
 
 def test_a_substitute_is_not_a_rival_and_a_tool_with_only_substitutes_has_none() -> None:
-    # rows: scores of tools 0, 1, 2 for the queries of members 0 and 1
-    scores = np.array([[0.5, 0.9, 0.4], [0.2, 0.8, 0.1]])
+    # rows: scores of tools 0, 1, 2 for the queries of members 0, 1 and 2
+    scores = np.array([[0.5, 0.9, 0.4], [0.2, 0.8, 0.1], [0.1, 0.2, 0.9]])
     plain = score_margins(scores, (0, 1, 2))
     assert plain[0].margin == pytest.approx(-0.4) and plain[0].rival == 1
     apart = score_margins(scores, (0, 1, 2), exclude={(0, 1), (1, 0)})
     assert apart[0].margin == pytest.approx(0.1) and apart[0].rival == 2
-    alone = score_margins(scores[:1, :2], (0, 1), exclude={(0, 1), (1, 0)})
-    assert alone[0].rival == -1 and alone[0].margin == float("inf")
+    alone = row_margin(scores[0, :2], 0, (0, 1), exclude={(0, 1), (1, 0)})
+    assert alone.rival == -1 and alone.margin == float("inf")
 
 
 @pytest.mark.parametrize(

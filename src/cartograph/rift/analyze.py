@@ -42,7 +42,7 @@ from cartograph.rift.margin import (
     MarginThresholds,
     Risk,
     ToolMargin,
-    score_margins,
+    row_margin,
 )
 from cartograph.rift.queries import QueryOptions, synthetic_query
 from cartograph.rift.report import ClusterReport, RiftReport, Summary
@@ -191,6 +191,9 @@ def _score_rows(
     return np.asarray(rank(texts, qv), dtype=np.float64) * spread
 
 
+_BLOCK = 512  # queries scored at a time: a (512, n) float64 slab
+
+
 def _layer_two(
     tools: Sequence[RiftTool],
     vectors: np.ndarray,
@@ -199,24 +202,32 @@ def _layer_two(
     rank: RankScores | None,
     cfg: RiftConfig,
 ) -> _LayerTwo:
-    """Synthetic queries, substitutes and margins of every clustered tool."""
+    """Synthetic queries, substitutes and margins of every clustered tool.
+
+    Scores come a block of queries at a time (one matrix product per block, not one per
+    cluster); each tool's margin reads its own row against its cluster (every method that
+    computes margins has disjoint clusters).
+    """
     out = _LayerTwo()
     clustered = sorted({i for members, _, _ in groups for i in members})
     if not clustered:
         return out
     qv = _query_vectors(tools, clustered, embed, cfg, out)
-    row_of = {i: k for k, i in enumerate(clustered)}
     ids = [(t.server, t.tool, t.input_schema) for t in tools]
     v = np.asarray(vectors, dtype=np.float32)
+    group_of: dict[int, tuple[int, ...]] = {}
     for members, _, _ in groups:
         pairs = substitute_pairs(members, ids, v, cfg.substitute_rule) if cfg.substitutes else set()
         for i, j in pairs:
             out.substitutes.setdefault(i, set()).add(j)
-        rows = [row_of[i] for i in members]
-        texts = [out.queries[i] for i in members]
-        scores = _score_rows(qv[rows], texts, v, rank, cfg.margin_score)
-        for m in score_margins(scores, members, cfg.margin_scope, pairs):
-            out.margins[m.index] = m
+        group_of.update((i, members) for i in members)
+    for start in range(0, len(clustered), _BLOCK):
+        block = clustered[start : start + _BLOCK]
+        texts = [out.queries[i] for i in block]
+        scores = _score_rows(qv[start : start + _BLOCK], texts, v, rank, cfg.margin_score)
+        for row, i in zip(scores, block, strict=True):
+            exclude = {(i, j) for j in out.substitutes.get(i, ())}
+            out.margins[i] = row_margin(row, i, group_of[i], cfg.margin_scope, exclude)
     return out
 
 

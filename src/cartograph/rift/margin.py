@@ -13,7 +13,7 @@ the smallest margin of its members. Pure functions over arrays, no I/O.
 from __future__ import annotations
 
 import math
-from collections.abc import Set
+from collections.abc import Sequence, Set
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Literal
@@ -74,36 +74,42 @@ class ToolMargin:
     rival_score: float
 
 
+def row_margin(
+    row: np.ndarray,
+    own: int,
+    members: Sequence[int],
+    scope: MarginScope = "cluster",
+    exclude: Set[tuple[int, int]] = frozenset(),
+) -> ToolMargin:
+    """One tool's margin from its own query's scores of every indexed tool (``row``).
+
+    Rivals are the other ``members`` (scope ``"cluster"``) or every other tool (``"catalog"``),
+    minus the pairs in ``exclude`` (``(own, rival)`` row indices: the tool's substitutes). A tool
+    with no rival left gets margin ``inf`` and rival ``-1``.
+    """
+    row = np.asarray(row, dtype=np.float64)
+    cols = np.asarray(members, dtype=np.int64) if scope == "cluster" else np.arange(row.size)
+    rivals = row[cols].copy()
+    banned = [c for c, j in enumerate(cols.tolist()) if j == own or (own, j) in exclude]
+    rivals[banned] = -np.inf
+    if rivals.size == 0 or not np.isfinite(rivals.max()):
+        return ToolMargin(own, math.inf, float(row[own]), -1, -math.inf)
+    rival = int(cols[int(np.argmax(rivals))])
+    return ToolMargin(own, float(row[own] - row[rival]), float(row[own]), rival, float(row[rival]))
+
+
 def score_margins(
     scores: np.ndarray,
     members: tuple[int, ...],
     scope: MarginScope = "cluster",
     exclude: Set[tuple[int, int]] = frozenset(),
 ) -> list[ToolMargin]:
-    """Each member's margin from its own query's score row.
-
-    ``scores`` is ``(len(members), n)``: row ``k`` scores every indexed tool for the query of
-    ``members[k]``, in cosine units. Rivals are the other members (scope ``"cluster"``) or every
-    other tool (``"catalog"``), minus the pairs in ``exclude`` (``(own, rival)`` row indices: the
-    member's substitutes). A member with no rival left gets margin ``inf`` and rival ``-1``.
-    """
-    idx = np.asarray(members, dtype=np.int64)
-    out: list[ToolMargin] = []
-    for k, row in enumerate(np.asarray(scores, dtype=np.float64)):
-        own = int(idx[k])
-        cols = idx if scope == "cluster" else np.arange(row.size)
-        rivals = row[cols].copy()
-        banned = [c for c, j in enumerate(cols.tolist()) if j == own or (own, j) in exclude]
-        rivals[banned] = -np.inf
-        if rivals.size == 0 or not np.isfinite(rivals.max()):
-            out.append(ToolMargin(own, math.inf, float(row[own]), -1, -math.inf))
-            continue
-        r = int(np.argmax(rivals))
-        rival = int(cols[r])
-        out.append(
-            ToolMargin(own, float(row[own] - row[rival]), float(row[own]), rival, float(row[rival]))
-        )
-    return out
+    """Each member's margin; row ``k`` of ``scores`` (cosine units) is for ``members[k]``'s
+    query and scores every indexed tool (see :func:`row_margin`)."""
+    return [
+        row_margin(row, int(own), members, scope, exclude)
+        for row, own in zip(np.asarray(scores), members, strict=True)
+    ]
 
 
 def cosine_margins(

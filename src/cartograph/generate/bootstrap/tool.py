@@ -171,7 +171,7 @@ def compose_tool(tool: dict[str, Any], product: Product) -> ToolDraft:
     )
 
 
-def distinguish(draft: ToolDraft, others: Sequence[ToolDraft], *, limit: int = 6) -> str:
+def distinguish(draft: ToolDraft, others: Sequence[ToolDraft], *, limit: int = 3) -> str:
     """``draft``'s summary plus the words that set it apart from ``others`` (tools a detector
     found too close to it); the summary unchanged when nothing sets it apart.
 

@@ -176,9 +176,10 @@ def distinguish(draft: ToolDraft, others: Sequence[ToolDraft], *, limit: int = 3
     found too close to it); the summary unchanged when nothing sets it apart.
 
     The rivals are not named: their names in this card would make it match *their* tasks
-    better (measured with ``benchmarks/rift_regenerate.py`` on the fleet: naming them raised
-    the tools that lose their own synthetic query from 108 to 141 and lowered R@5 0.870 ->
-    0.844)."""
+    better, and few words keep the dense vector near the tool's own (measured with
+    ``benchmarks/rift_regenerate.py`` on the fleet, docs/rift.md: naming the rivals raised the
+    tools that lose their own synthetic query from 108 to 141; six words instead of three
+    lowered dev-set R@1 0.545 -> 0.506, three words 0.545 -> 0.558)."""
     taken = {w for other in others for w in other.vocabulary}
     own = [w for w in draft.vocabulary if w not in taken and w not in STOPWORDS]
     if not own or not others:

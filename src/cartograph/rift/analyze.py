@@ -317,7 +317,7 @@ def analyze(
 
     ``embed`` embeds the synthetic queries (through the index's query path); ``rank`` gives
     discover's scores of every tool for queries (texts and their vectors), needed for
-    ``margin_score="discover"`` (without it the margins fall back to cosine).
+    ``margin_score="discover"``.
     """
     cfg = config or RiftConfig()
     cfg.validate()
@@ -325,6 +325,10 @@ def analyze(
         raise UsageError(f"{len(tools)} tools but {vectors.shape[0]} vectors")
     if cfg.margins_on and embed is None:
         raise UsageError("margin analysis needs an embedder; pass one or use --no-margin")
+    if cfg.margins_on and cfg.margin_score == "discover" and rank is None:
+        raise UsageError(
+            "margin_score 'discover' needs discover's ranking; pass rank or use cosine"
+        )
     t0 = time.perf_counter()
     groups = _groups(tools, vectors, cfg)
     t_group = time.perf_counter() - t0

@@ -198,3 +198,19 @@ def test_mean_pairwise_jaccard_matches_brute_force_whatever_the_block() -> None:
     pairs = [jaccard(a, b) for i, a in enumerate(sets) for j, b in enumerate(sets) if i != j]
     for block in (1, 7, 100):
         assert mean_pairwise_jaccard(sets, block=block) == pytest.approx(np.mean(pairs), abs=1e-6)
+
+
+def test_discover_margins_without_discovers_ranking_is_a_usage_error() -> None:
+    from cartograph.errors import UsageError
+    from cartograph.rift import RiftConfig, RiftTool, analyze
+
+    tools = [RiftTool("s", "a", "A."), RiftTool("s", "b", "B.")]
+    vectors = np.array([[1.0, 0.0], [0.99, 0.141]], dtype=np.float32)
+
+    def embed(texts: list[str]) -> np.ndarray:
+        return np.tile(vectors[:1], (len(texts), 1))
+
+    with pytest.raises(UsageError, match="discover"):
+        analyze(tools, vectors, embed, RiftConfig())
+    report = analyze(tools, vectors, embed, RiftConfig(margin_score="cosine"))
+    assert report.summary.clusters == 1 and report.clusters[0].margins is not None

@@ -9,11 +9,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from cartograph.cards.store import load_verified
-from cartograph.index import card_digest, embed_queries, open_index
+from cartograph.index import card_digest, embed_queries
 from cartograph.rift import REGENERATE, RiftConfig, RiftReport, flagged_tools, synthetic_query
 from cartograph.rift.queries import QueryOptions
 from cartograph.rift.workspace import load_inputs, regenerate, run_rift
+from cartograph.storage import load_verified, open_index, open_store
 from cartograph.workspace import Workspace
 
 from .conftest import cli
@@ -64,7 +64,7 @@ def test_every_member_has_a_query_from_its_name_and_schema_never_its_summary(
 
 
 def test_paper_margins_match_a_hand_computation_over_cosines(rift_home: Path) -> None:
-    report = run_rift(Workspace(rift_home), PAPER)
+    report = run_rift(Workspace(rift_home), open_store(Workspace(rift_home)), PAPER)
     index = open_index(Workspace(rift_home))
     for cluster in report.clusters[:5]:
         assert cluster.queries is not None and cluster.margins is not None
@@ -114,7 +114,7 @@ def test_default_margins_are_discovers_own_scores_in_cosine_units(
 def test_clusters_respect_theta_and_cohesion_is_their_mean_cosine(
     rift_home: Path, rift_report: RiftReport
 ) -> None:
-    inputs = load_inputs(Workspace(rift_home))
+    inputs = load_inputs(Workspace(rift_home), open_store(Workspace(rift_home)))
     report = rift_report
     pos = {(t.server, t.tool): i for i, t in enumerate(inputs.tools)}
     for cluster in report.clusters:
@@ -132,7 +132,7 @@ def test_no_margin_ablation_keeps_the_clusters_and_labels_none_high_or_medium(
 ) -> None:
     ws = Workspace(rift_home)
     full = rift_report
-    ablation = run_rift(ws, RiftConfig(use_margin=False))
+    ablation = run_rift(ws, open_store(ws), RiftConfig(use_margin=False))
     assert sorted(map(str, (c.members for c in ablation.clusters))) == sorted(
         map(str, (c.members for c in full.clusters))
     )
@@ -145,8 +145,8 @@ def test_no_margin_ablation_keeps_the_clusters_and_labels_none_high_or_medium(
 
 def test_baselines_group_without_margins(rift_home: Path, rift_report: RiftReport) -> None:
     ws = Workspace(rift_home)
-    cosine = run_rift(ws, RiftConfig(method="cosine"))
-    jaccard = run_rift(ws, RiftConfig(method="jaccard"))
+    cosine = run_rift(ws, open_store(ws), RiftConfig(method="cosine"))
+    jaccard = run_rift(ws, open_store(ws), RiftConfig(method="jaccard"))
     rift = rift_report
     # threshold components contain every average-linkage cluster
     comps = [set(map(tuple, c.members)) for c in cosine.clusters]
@@ -235,7 +235,7 @@ def test_regenerate_rewrites_flagged_tools_with_contrast_and_resigns(
 ) -> None:
     ws = Workspace(rift_home_copy)
     before_cards = load_verified(ws).cards
-    result = regenerate(ws)
+    result = regenerate(ws, open_store(ws))
     flagged = flagged_tools(result.before)
     assert flagged, "this workspace has HIGH clusters (e.g. the git diff tools)"
     assert result.after is not None and not result.failed

@@ -1,12 +1,14 @@
 """Rift over a workspace: read verified cards and the index, and regenerate flagged cards.
 
-This is Rift's only I/O. :func:`run_rift` analyses the workspace's index (``open_index(ws)``, which
-verifies every card again) with the cards' summaries and signed input schemas, and scores margins
-with discover's own ranking (:func:`discover_ranker`). :func:`regenerate` rewrites the flagged
-tools (:func:`cartograph.rift.analyze.flagged_tools`): it finds the snapshot each card was
-generated from (by ``provenance.snapshot_hash``), calls the bootstrap generator with
-``distinguish_from`` (tool -> its rivals, on any server) and the rival servers' snapshots, signs
-with the workspace key, writes the card, rebuilds the index and runs Rift again."""
+This is Rift's only I/O, through the store its caller opened
+(:func:`cartograph.storage.open_store`). :func:`run_rift` analyses the store's index
+(``open_index``, which verifies every card again) with the cards' summaries and signed input
+schemas, and scores margins with discover's own ranking (:func:`discover_ranker`).
+:func:`regenerate` rewrites the flagged tools (:func:`cartograph.rift.analyze.flagged_tools`):
+it finds the snapshot each card was generated from (by ``provenance.snapshot_hash``), calls the
+bootstrap generator with ``distinguish_from`` (tool -> its rivals, on any server) and the rival
+servers' snapshots, signs with the workspace key, writes the card through the store, rebuilds
+the index and runs Rift again."""
 
 from __future__ import annotations
 
@@ -20,7 +22,6 @@ import numpy as np
 
 from cartograph import clock
 from cartograph.cards.model import Card
-from cartograph.cards.store import load_verified
 from cartograph.errors import CartographError, IndexError_, SnapshotError
 from cartograph.rift.analyze import RankScores, RiftConfig, RiftTool, analyze, flagged_tools
 from cartograph.rift.report import RiftReport
@@ -29,6 +30,7 @@ from cartograph.workspace import Workspace
 
 if TYPE_CHECKING:
     from cartograph.index import ToolIndex
+    from cartograph.storage import Store
 
 logger = logging.getLogger(__name__)
 
@@ -92,12 +94,13 @@ def tools_from_cards(
     return out
 
 
-def load_inputs(ws: Workspace) -> RiftInputs:
-    """The workspace's indexed tools, their vectors and the index's query embedder."""
-    from cartograph.index import embed_queries, open_index
+def load_inputs(ws: Workspace, store: Store) -> RiftInputs:
+    """The store's indexed tools, their vectors, the index's query embedder and discover's
+    ranking."""
+    from cartograph.index import embed_queries, open_index_with_status
 
-    index = open_index(ws)
-    cards = load_verified(ws).cards
+    index, status = open_index_with_status(ws, store)
+    cards = status.cards
     lexical = [d.lexical for d in index.documents] if index.documents else None
     tools = tools_from_cards(cards, index.tool_ids, lexical)
     embedder = index.embedder
@@ -109,8 +112,8 @@ def load_inputs(ws: Workspace) -> RiftInputs:
     return RiftInputs(tools, vectors, embed, discover_ranker(index))
 
 
-def run_rift(ws: Workspace, config: RiftConfig | None = None) -> RiftReport:
-    inputs = load_inputs(ws)
+def run_rift(ws: Workspace, store: Store, config: RiftConfig | None = None) -> RiftReport:
+    inputs = load_inputs(ws, store)
     return analyze(inputs.tools, inputs.vectors, inputs.embed, config, inputs.rank)
 
 
@@ -215,23 +218,22 @@ def _changed(old: Card, new: Card, tools: dict[str, list[str]]) -> list[str]:
     )
 
 
-def regenerate(ws: Workspace, config: RiftConfig | None = None) -> RegenerateResult:
+def regenerate(ws: Workspace, store: Store, config: RiftConfig | None = None) -> RegenerateResult:
     """Rewrite the flagged tools' cards with contrast, re-sign, re-index, rerun Rift.
 
     Flagged tools and their rivals come from :func:`flagged_tools` (rivals on any server).
     """
     from cartograph.cards.seal import sign_card
-    from cartograph.cards.store import write_card
     from cartograph.index import open_index
     from cartograph.trust.keys import load_key
 
-    before = run_rift(ws, config)
+    before = run_rift(ws, store, config)
     result = RegenerateResult(before, context_passed=True)
     collisions = _collisions(before)
     if not collisions:
         return result
     key = load_key(ws)
-    cards = load_verified(ws).cards
+    cards = store.load_verified().cards
     now = clock.stamp()
     for server_name, context in sorted(collisions.items()):
         card = cards[server_name]
@@ -248,7 +250,7 @@ def regenerate(ws: Workspace, config: RiftConfig | None = None) -> RegenerateRes
             result.rewritten[server_name] = changed
         if same:
             result.unchanged[server_name] = same
-        write_card(ws, sign_card(new_card, key, signed_at=now))
-    open_index(ws, rebuild=True)
-    result.after = run_rift(ws, config)
+        store.write_card(sign_card(new_card, key, signed_at=now))
+    open_index(ws, store, rebuild=True)
+    result.after = run_rift(ws, store, config)
     return result

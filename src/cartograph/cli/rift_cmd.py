@@ -36,6 +36,8 @@ _STYLE = {"HIGH": "bold red", "MEDIUM": "yellow", "LOW": "green"}
 # tests/rift/test_cli_names.py checks them against cartograph.rift.analyze and .report.
 METHODS = ("rift", "cosine", "jaccard")
 FAIL_ON = ("high", "medium", "never")
+MARGIN_SCORES = ("discover", "cosine")
+QUERY_STYLES = ("task", "schema")
 
 
 @click.command()
@@ -63,7 +65,27 @@ FAIL_ON = ("high", "medium", "never")
 @click.option(
     "--no-margin",
     is_flag=True,
-    help="Ablation: skip margin analysis and grade risk by cohesion only.",
+    help="Ablation (the paper's Table 5): keep the clusters, skip margin analysis; no cluster "
+    "is labelled HIGH or MEDIUM.",
+)
+@click.option(
+    "--margin-score",
+    type=click.Choice(MARGIN_SCORES),
+    default="discover",
+    show_default=True,
+    help="Score the margins with discover's own ranking (in cosine units) or the paper's cosine.",
+)
+@click.option(
+    "--query-style",
+    type=click.Choice(QUERY_STYLES),
+    default="task",
+    show_default=True,
+    help="Synthetic queries as user tasks with example argument values, or name + argument names.",
+)
+@click.option(
+    "--no-substitutes",
+    is_flag=True,
+    help="Treat tools of other servers that do the same job as rivals too.",
 )
 @method_option(
     METHODS,
@@ -104,8 +126,8 @@ FAIL_ON = ("high", "medium", "never")
 @click.option(
     "--regenerate",
     is_flag=True,
-    help="Regenerate, re-sign and store the cards of tools diagnosed REGENERATE, rebuild the "
-    "index and show the risk before and after.",
+    help="Rewrite the flagged tools of HIGH clusters with contrast against their cluster mates "
+    "(on any server), re-sign, rebuild the index and show the risk before and after.",
 )
 @click.option(
     "--limit",
@@ -128,6 +150,9 @@ def rift(
     margin_scope: MarginScope,
     margin_high: float,
     margin_medium: float,
+    margin_score: str,
+    query_style: str,
+    no_substitutes: bool,
     regenerate: bool,
     limit: int,
 ) -> None:
@@ -135,6 +160,7 @@ def rift(
     from cartograph.rift.analyze import RiftConfig
     from cartograph.rift.html import render_html
     from cartograph.rift.margin import MarginThresholds
+    from cartograph.rift.queries import QueryOptions
     from cartograph.rift.workspace import regenerate as do_regenerate
     from cartograph.rift.workspace import run_rift
     from cartograph.storage import open_store
@@ -150,6 +176,9 @@ def rift(
         use_margin=not no_margin,
         margin_scope=margin_scope,
         margin_thresholds=MarginThresholds(high=margin_high, medium=margin_medium),
+        margin_score=margin_score,  # type: ignore[arg-type]
+        substitutes=not no_substitutes,
+        query_options=QueryOptions(style=query_style),  # type: ignore[arg-type]
     )
     ws = app.workspace
     try:
@@ -199,13 +228,38 @@ def _print_table(report: RiftReport, limit: int) -> None:
     stdout.print(table)
     if len(report.clusters) > limit:
         stdout.print(f"... {len(report.clusters) - limit} more clusters (see --json or --html)")
+    _print_queries(report)
+    _print_substitutes(report, limit)
+
+
+def _print_queries(report: RiftReport, count: int = 3) -> None:
+    """The synthetic queries of the first clusters: what Rift asked on each tool's behalf."""
+    shown = [c for c in report.clusters if c.queries][:count]
+    if shown:
+        stdout.print("synthetic queries (from name and argument schema only):")
+    for c in shown:
+        for label, query in (c.queries or {}).items():
+            margin = (c.margins or {}).get(label)
+            m = "no rival" if margin is None else f"margin {margin:+.3f}"
+            stdout.print(f"  {label}: {query!r} ({m})", highlight=False)
+
+
+def _print_substitutes(report: RiftReport, limit: int) -> None:
+    pairs = [p for c in report.clusters for p in c.substitutes]
+    if not pairs:
+        return
+    stdout.print(
+        f"substitutes (other servers' tools that do the same job; not confusions): {len(pairs)}"
+    )
+    for a, b in pairs[:limit]:
+        stdout.print(f"  {a} ~ {b}", highlight=False)
 
 
 def _print_regenerate(result: RegenerateResult) -> None:
     b = result.before.summary
     stdout.print(f"before: {b.clusters} clusters, {b.high} HIGH, {b.medium} MEDIUM, {b.low} LOW")
     if result.after is None:
-        stdout.print("no tool was diagnosed REGENERATE; nothing rewritten")
+        stdout.print("no tool was flagged; nothing rewritten")
         return
     a = result.after.summary
     stdout.print(f"after:  {a.clusters} clusters, {a.high} HIGH, {a.medium} MEDIUM, {a.low} LOW")
@@ -215,8 +269,3 @@ def _print_regenerate(result: RegenerateResult) -> None:
         stdout.print(f"[yellow]unchanged[/] {server}: {', '.join(tools)}")
     for server, why in sorted(result.failed.items()):
         stderr.print(f"[red]failed[/] {server}: {why}", highlight=False)
-    if not result.context_passed:
-        stdout.print(
-            "note: the generator takes no collision context (no `distinguish_from` hook), so "
-            "regenerated cards can only change where the snapshot or generator changed"
-        )

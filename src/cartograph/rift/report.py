@@ -42,8 +42,9 @@ class ClusterReport(BaseModel):
     regenerate: list[str] = []
     jaccard: float | None = None
     queries: dict[str, str] | None = None
-    margins: dict[str, float] | None = None
-    rivals: dict[str, str] | None = None
+    margins: dict[str, float | None] | None = None
+    rivals: dict[str, str | None] | None = None
+    substitutes: list[list[str]] = []
 
     @property
     def servers(self) -> set[str]:
@@ -61,13 +62,16 @@ class Summary(BaseModel):
     within_server: int
     cross_server: int
     negative_margins: int | None = None
+    substitute_pairs: int = 0
 
     @classmethod
     def of(cls, clusters: list[ClusterReport]) -> Summary:
         risks = [c.risk for c in clusters]
         within = sum(1 for c in clusters if len(c.servers) == 1)
         with_margins = [c for c in clusters if c.margins is not None]
-        negative = sum(1 for c in with_margins for m in (c.margins or {}).values() if m < 0)
+        negative = sum(
+            1 for c in with_margins for m in (c.margins or {}).values() if m is not None and m < 0
+        )
         return cls(
             clusters=len(clusters),
             high=risks.count("HIGH"),
@@ -77,6 +81,7 @@ class Summary(BaseModel):
             within_server=within,
             cross_server=len(clusters) - within,
             negative_margins=negative if with_margins else None,
+            substitute_pairs=sum(len(c.substitutes) for c in clusters),
         )
 
 

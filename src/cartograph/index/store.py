@@ -22,6 +22,7 @@ from cartograph.cards.store import load_verified
 from cartograph.errors import ConfigError, IndexError_
 from cartograph.index.embedders import Embedder, load_embedder
 from cartograph.index.tool_index import ToolIndex, card_digest, read_manifest
+from cartograph.index.vector_cache import known_vectors
 from cartograph.workspace import Workspace
 
 logger = logging.getLogger(__name__)
@@ -99,9 +100,23 @@ def open_file_index(
         except IndexError_ as exc:
             reason = str(exc)
     logger.warning("rebuilding the index at %s: %s", ws.index_dir, reason)
-    index = ToolIndex.build(cards, embedder)
+    index = ToolIndex.build(cards, embedder, known=previous_vectors(ws, embedder))
     index.save(ws.index_dir)
     return index, "rebuilt", reason
+
+
+def previous_vectors(ws: Workspace, embedder: Embedder) -> dict[str, np.ndarray] | None:
+    """The vectors of the index on disk, keyed for reuse, if the same model built it and its
+    files and a spot check hold (otherwise nothing is reused)."""
+    try:
+        old = ToolIndex.load(ws.index_dir, embedder)
+    except IndexError_:
+        return None
+    if old.embedder.model != embedder.model or spot_check(old) is not None:
+        return None
+    known = known_vectors(embedder.model, [d.dense for d in old.documents], old.tool_vectors)
+    known.update(known_vectors(embedder.model, old.server_documents, old.server_vectors))
+    return known
 
 
 def _why_stale(ws: Workspace, embedder: Embedder, digest: str) -> str | None:

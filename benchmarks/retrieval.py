@@ -69,6 +69,7 @@ def part_queries(name: str, path: Path) -> list[EvalQuery]:
         rows = random.Random(protocol.SEED).sample(tune, min(METATOOL_SAMPLE, len(tune)))
     elif name == "union-lenient":
         rows = protocol.lenient_rows(rows, protocol.read_jsonl(path.with_name("tools.jsonl")))
+    rows = [r for r in rows if r.get("relevant")]  # unlabelled tasks are skipped, as elsewhere
     return [parse_query(r, f"{path}:{r['id']}", r["id"]) for r in rows]
 
 

@@ -259,7 +259,6 @@ def train(args: argparse.Namespace) -> int:
 
 
 def export(args: argparse.Namespace) -> int:
-    import numpy as np
     import torch
     from onnxruntime.quantization import QuantType, quantize_dynamic
     from transformers import AutoModel
@@ -267,12 +266,25 @@ def export(args: argparse.Namespace) -> int:
     run = Path(args.run)
     dest = Path(args.dest)
     dest.mkdir(parents=True, exist_ok=True)
-    bert = AutoModel.from_pretrained(str(run / "final")).eval()
+    source = Path(args.checkpoint) if args.checkpoint else run / "final"
+    bert = AutoModel.from_pretrained(str(source)).eval()
+
+    class Hidden(torch.nn.Module):  # named inputs in, last_hidden_state out
+        def __init__(self) -> None:
+            super().__init__()
+            self.bert = bert
+
+        def forward(self, input_ids, attention_mask, token_type_ids):
+            out = self.bert(
+                input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids
+            )
+            return out.last_hidden_state
+
     float_path = run / "model-float.onnx"
     ids = torch.ones((1, 8), dtype=torch.long)
     with torch.no_grad():
         torch.onnx.export(
-            bert,
+            Hidden().eval(),
             (ids, ids, torch.zeros_like(ids)),
             str(float_path),
             input_names=["input_ids", "attention_mask", "token_type_ids"],
@@ -284,15 +296,25 @@ def export(args: argparse.Namespace) -> int:
             opset_version=17,
             dynamo=False,
         )
-    quantize_dynamic(str(float_path), str(dest / "model.onnx"), weight_type=QuantType.QInt8)
-    tok_src = run / "final" / "tokenizer.json"
-    (dest / "tokenizer.json").write_bytes(tok_src.read_bytes())
-    info = json.loads((run / "final" / "training.json").read_text())
+    quantize_dynamic(
+        str(float_path), str(dest / "model.onnx"), weight_type=QuantType.QInt8, per_channel=True
+    )
+    # The base model's tokenizer file, byte for byte: training tokenized with the same vocabulary.
+    (dest / "tokenizer.json").write_bytes((base_model_dir() / "tokenizer.json").read_bytes())
+    parity = onnx_parity(source, dest)
+    info_path = source / "training.json"
+    info = json.loads(info_path.read_text()) if info_path.is_file() else {"checkpoint": str(source)}
     files = {n: file_sha256(dest / n) for n in ("model.onnx", "tokenizer.json")}
-    manifest = {"name": dest.name, "base": BASE_MODEL, "dim": 384, "files": files, "training": info}
+    manifest = {
+        "name": dest.name,
+        "base": BASE_MODEL,
+        "dim": 384,
+        "files": files,
+        "int8_vs_float_min_cosine": parity,
+        "training": info,
+    }
     (dest / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n", encoding="utf-8")
     print(json.dumps(manifest, indent=1))
-    del np
     return 0
 
 
@@ -318,6 +340,28 @@ def record(args: argparse.Namespace) -> int:
     (dest / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n", encoding="utf-8")
     print(json.dumps(manifest["fixtures"], indent=1))
     return 0
+
+
+def onnx_parity(source: Path, dest: Path) -> float:
+    """Lowest cosine between the float torch model and the int8 ONNX on :data:`FIXED_TEXTS`."""
+    import numpy as np
+    import onnxruntime as ort
+    from sentence_transformers import SentenceTransformer
+    from tokenizers import Tokenizer
+
+    ref = SentenceTransformer(str(source), device="cpu").encode(list(FIXED_TEXTS))
+    tok = Tokenizer.from_file(str(dest / "tokenizer.json"))
+    tok.enable_padding(pad_id=0, pad_token="[PAD]")
+    sess = ort.InferenceSession(str(dest / "model.onnx"), providers=["CPUExecutionProvider"])
+    encs = tok.encode_batch(list(FIXED_TEXTS))
+    ids = np.asarray([e.ids for e in encs], dtype=np.int64)
+    mask = np.asarray([e.attention_mask for e in encs], dtype=np.int64)
+    feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
+    (hidden,) = sess.run(["last_hidden_state"], feeds)
+    pooled = (hidden * mask[:, :, None]).sum(1) / mask.sum(1, keepdims=True)
+    pooled /= np.linalg.norm(pooled, axis=1, keepdims=True)
+    ref = ref / np.linalg.norm(ref, axis=1, keepdims=True)
+    return round(float(np.min(np.sum(pooled * ref, axis=1))), 5)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -348,6 +392,7 @@ def main(argv: list[str] | None = None) -> int:
     e = sub.add_parser("export", help="int8 ONNX + tokenizer + manifest into --dest")
     e.add_argument("--run", required=True)
     e.add_argument("--dest", required=True)
+    e.add_argument("--checkpoint", default=None, help="export this checkpoint, not RUN/final")
     r = sub.add_parser("record", help="record vectors of fixed texts in --dest's manifest")
     r.add_argument("--dest", required=True)
     args = ap.parse_args(argv)

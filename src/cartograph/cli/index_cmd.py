@@ -23,7 +23,8 @@ def index() -> None:
     "--embedder",
     "spec",
     default=None,
-    help="Embedder spec: minilm, minilm-exact, minilm-int8, openai:<model>@<url>, "
+    help="Embedder spec: minilm, minilm-exact, minilm-int8, minilm-tools (trained), "
+    "openai:<model>@<url>, "
     "st:<model>. Default: config.json 'embedder', $CARTOGRAPH_EMBEDDER, or minilm.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")

@@ -34,7 +34,14 @@ from cartograph.canonical import sha256_json, sha256_text
 from cartograph.cards.model import Capability, Card, Identity, Provenance, ToolEntry
 from cartograph.evaluate import EvalQuery, load_queries, parse_query, run_eval
 from cartograph.generate.bootstrap.generator import generate_cards
-from cartograph.index import DEFAULT_METHOD, METHODS, Embedder, ToolIndex, load_embedder
+from cartograph.index import (
+    DEFAULT_METHOD,
+    METHODS,
+    Embedder,
+    MatrixVectors,
+    ToolIndex,
+    load_embedder,
+)
 from cartograph.upstream.snapshot import Snapshot, load_snapshot
 
 REPO = Path(__file__).resolve().parents[1]
@@ -400,7 +407,7 @@ def synthetic_index(base: ToolIndex, n: int, seed: int = 0) -> tuple[ToolIndex, 
     srv_vecs = np.tile(base.server_vectors, (reps, 1))[used]
     index = ToolIndex(
         tool_ids=[(d.server, d.tool) for d in docs],
-        tool_vectors=vecs,
+        vectors=MatrixVectors(vecs),
         servers=servers,
         tool_server=tool_server,
         centroids=_centroids(vecs, tool_server, len(servers)),

@@ -14,12 +14,12 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:  # the names below resolve lazily at run time, see __getattr__
     from cartograph.cards.model import Card
     from cartograph.cards.seal import sign_card, verify_card
-    from cartograph.cards.store import load_verified
     from cartograph.config import load_config
     from cartograph.errors import CartographError
     from cartograph.generate.bootstrap.generator import generate_card
-    from cartograph.index import Hit, ToolIndex, load_embedder, open_index
+    from cartograph.index import Hit, ToolIndex, load_embedder
     from cartograph.proxy import Proxy
+    from cartograph.storage import load_verified, open_index
     from cartograph.trust.keys import OperatorKey
     from cartograph.trust.store import TrustStore
     from cartograph.upstream.snapshot import Snapshot, load_snapshot
@@ -41,11 +41,11 @@ _EXPORTS: dict[str, str] = {
     "TrustStore": "cartograph.trust.store",
     "sign_card": "cartograph.cards.seal",
     "verify_card": "cartograph.cards.seal",
-    "load_verified": "cartograph.cards.store",
+    "load_verified": "cartograph.storage",
     "generate_card": "cartograph.generate.bootstrap.generator",
     "ToolIndex": "cartograph.index",
     "Hit": "cartograph.index",
-    "open_index": "cartograph.index",
+    "open_index": "cartograph.storage",
     "load_embedder": "cartograph.index",
     "Proxy": "cartograph.proxy",
 }

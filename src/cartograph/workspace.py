@@ -7,6 +7,7 @@ Chosen by ``--home DIR``, else ``$CARTOGRAPH_HOME``, else ``./.cartograph``::
       keys/operator.pub        its public key (PEM)
       keys/trusted/*.pub       other public keys whose cards verify here
       cards/<server>.card.json one signed card per server
+      history/<server>/<N>.card.json  its kept versions (N = 1, 2, ...; the newest is current)
       index/                   retrieval index (JSON + .npy)
       snapshots/               catalog snapshots (cartograph.snapshot/1)
       logs/                    audit log (JSONL, rotated)
@@ -63,6 +64,10 @@ class Workspace:
     @property
     def cards_dir(self) -> Path:
         return self.root / "cards"
+
+    @property
+    def history_dir(self) -> Path:
+        return self.root / "history"
 
     @property
     def index_dir(self) -> Path:

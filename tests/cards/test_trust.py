@@ -6,15 +6,15 @@ import json
 from datetime import timedelta
 
 import pytest
-from cardkit import FIXED_KEY, OTHER_KEY, make_card
+from cardkit import FIXED_KEY, OTHER_KEY, make_card, write_card
 from click.testing import CliRunner
 
 from cartograph import clock
 from cartograph.cards import verify_pool as pool
 from cartograph.cards.seal import sign_card, verify_card, verify_stored
-from cartograph.cards.store import load_verified, write_card
 from cartograph.cli import main
 from cartograph.errors import KeyError_, TrustError, UsageError, VerificationError
+from cartograph.storage import load_verified, open_store
 from cartograph.trust.keys import public_pem
 from cartograph.trust.lifecycle import init_key, trust_key
 from cartograph.trust.revocation import reset_revocations, revocations_file, revoke_key
@@ -134,7 +134,7 @@ def test_revocation_reaches_a_running_proxy_catalog(ws, tmp_path, monkeypatch):
 
     trust_key(ws, peer_pem(tmp_path))
     write_card(ws, sign_card(make_card("theirs"), OTHER_KEY, signed_at=PAST))
-    catalog = CardCatalog(ws)
+    catalog = CardCatalog(ws, open_store(ws))
     assert "theirs" in catalog.cards
     revoke_key(ws, OTHER_KEY.key_id, reason="compromised")
     assert catalog.refresh() is True

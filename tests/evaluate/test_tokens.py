@@ -10,12 +10,12 @@ import anyio
 import pytest
 from click.testing import CliRunner
 
-from cartograph.cards.store import load_verified
 from cartograph.cli import main
 from cartograph.errors import UsageError
 from cartograph.evaluate.tokenizers import load_tokenizer
 from cartograph.evaluate.tokens import example_tasks, latest_snapshot, measure
 from cartograph.proxy.server import TOOLS
+from cartograph.storage import load_verified
 from cartograph.workspace import Workspace
 
 pytestmark = pytest.mark.fleet

@@ -8,10 +8,10 @@ import pytest
 from indexkit import INDEX_KEY, write_workspace_cards
 
 from cartograph.cards.seal import sign_card
-from cartograph.cards.store import write_card
 from cartograph.index import open_index_with_status
 from cartograph.index.store import SPOT_CHECKS
 from cartograph.index.vector_cache import QueryCache, embed_documents, known_vectors
+from cartograph.storage import open_store
 from cartograph.workspace import Workspace
 
 
@@ -36,13 +36,13 @@ def ws(tmp_path, cards) -> Workspace:
 
 
 def test_rebuilding_after_one_card_changed_embeds_only_that_server(ws, embedder, cards):
-    first, _ = open_index_with_status(ws, Counting(embedder))
+    first, _ = open_index_with_status(ws, open_store(ws), Counting(embedder))
     card = cards["slack"]
     entry = card.tools[0].model_copy(update={"summary": "Post a note to a Slack channel now."})
     changed = card.model_copy(update={"tools": [entry, *card.tools[1:]]})
-    write_card(ws, sign_card(changed, INDEX_KEY))
+    open_store(ws).write_card(sign_card(changed, INDEX_KEY))
     counting = Counting(embedder)
-    index, status = open_index_with_status(ws, counting)
+    index, status = open_index_with_status(ws, open_store(ws), counting)
     assert status.action == "rebuilt"
     assert 1 <= index.embedded <= 2  # the changed tool (and slack's server text if it changed)
     assert counting.texts <= index.embedded + SPOT_CHECKS  # + the old index's spot check
@@ -52,9 +52,9 @@ def test_rebuilding_after_one_card_changed_embeds_only_that_server(ws, embedder,
 
 
 def test_a_new_model_id_reuses_nothing(ws, embedder):
-    open_index_with_status(ws, Counting(embedder))
+    open_index_with_status(ws, open_store(ws), Counting(embedder))
     other = Counting(embedder, model="another-model@1")
-    index, status = open_index_with_status(ws, other)
+    index, status = open_index_with_status(ws, open_store(ws), other)
     assert status.action == "rebuilt" and "embedder" in (status.reason or "")
     assert other.texts == len(index.tool_ids) + len(index.servers)
 

@@ -26,6 +26,7 @@ from cartograph.gateway.connector import fleet_connector
 from cartograph.generate.attest import attest_snapshot
 from cartograph.proxy.core import Proxy, ProxySettings
 from cartograph.proxy.server import build_server
+from cartograph.storage import open_store
 from cartograph.trust.lifecycle import init_key
 from cartograph.upstream.connect import snapshot_servers
 from cartograph.workspace import Workspace
@@ -74,7 +75,7 @@ async def attest(home: Path, config: Path, servers: list[str] | None = None) -> 
     chosen = {n: c for n, c in fleet.servers.items() if servers is None or n in servers}
     outcome = await snapshot_servers(chosen, timeout=30)
     assert not outcome.failures, outcome.failures
-    result = attest_snapshot(ws, outcome.snapshot, key)
+    result = attest_snapshot(ws, outcome.snapshot, key, store=open_store(ws))
     assert not result.failed, result.failed
     return ws
 
@@ -200,7 +201,7 @@ def golden_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
         base / "cfg", {"chaos": chaos_entry(), "calm": chaos_entry(), "crashy": crashy_entry()}
     )
     ws = anyio.run(attest, base / "home", cfg)
-    from cartograph.index import open_index
+    from cartograph.storage import open_index
 
     open_index(ws)  # build once; copies reuse it
     return base / "home"

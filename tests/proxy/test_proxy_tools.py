@@ -7,7 +7,9 @@ import json
 import pytest
 from proxykit import Env, call, connected, data, text
 
-from cartograph.proxy.audit import AuditLog
+from cartograph.gateway.drift import card_digest
+from cartograph.storage import open_store
+from cartograph.storage.file_state import FileAuditLog
 
 pytestmark = pytest.mark.anyio
 
@@ -51,13 +53,16 @@ async def test_discover_answers_from_signed_cards_and_is_audited(env: Env) -> No
     assert top["input_schema"]["properties"] == entry.input_schema["properties"]
     assert top["summary"] == entry.summary
     records = [
-        r for r in AuditLog(env.ws.logs_dir / "audit.jsonl").read() if r["event"] == "discover"
+        r for r in FileAuditLog(env.ws.logs_dir / "audit.jsonl").read() if r["event"] == "discover"
     ]
     assert records[-1]["query"] == "add two integers"
     first = records[-1]["results"][0]
     assert first["card_digest"] == proxy.catalog.refs[top["server"]].digest
     assert first["key_id"] == card.signature.key_id if card.signature else False
     assert first["generator"] == entry.generator
+    assert first["card_version"] == 1  # the exact signed card that ranked it can be opened
+    ranked = open_store(env.ws).read_version(top["server"], first["card_version"])
+    assert card_digest(ranked) == first["card_digest"]
 
 
 async def test_a_tool_without_a_signed_card_cannot_be_called(env: Env) -> None:

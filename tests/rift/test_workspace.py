@@ -9,10 +9,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from cartograph.cards.store import load_verified
-from cartograph.index import card_digest, embed_queries, open_index
+from cartograph.index import card_digest, embed_queries
 from cartograph.rift import REGENERATE, RiftConfig, RiftReport, synthetic_query
 from cartograph.rift.workspace import load_inputs, regenerate, run_rift
+from cartograph.storage import load_verified, open_index, open_store
 from cartograph.workspace import Workspace
 
 from .conftest import cli
@@ -82,7 +82,7 @@ def test_reported_margins_match_a_hand_computation(
 def test_clusters_respect_theta_and_cohesion_is_their_mean_cosine(
     rift_home: Path, rift_report: RiftReport
 ) -> None:
-    inputs = load_inputs(Workspace(rift_home))
+    inputs = load_inputs(Workspace(rift_home), open_store(Workspace(rift_home)))
     report = rift_report
     pos = {(t.server, t.tool): i for i, t in enumerate(inputs.tools)}
     for cluster in report.clusters:
@@ -100,7 +100,7 @@ def test_no_margin_ablation_keeps_the_clusters_and_grades_by_cohesion(
 ) -> None:
     ws = Workspace(rift_home)
     full = rift_report
-    ablation = run_rift(ws, RiftConfig(use_margin=False))
+    ablation = run_rift(ws, open_store(ws), RiftConfig(use_margin=False))
     assert sorted(map(str, (c.members for c in ablation.clusters))) == sorted(
         map(str, (c.members for c in full.clusters))
     )
@@ -113,8 +113,8 @@ def test_no_margin_ablation_keeps_the_clusters_and_grades_by_cohesion(
 
 def test_baselines_group_without_margins(rift_home: Path, rift_report: RiftReport) -> None:
     ws = Workspace(rift_home)
-    cosine = run_rift(ws, RiftConfig(method="cosine"))
-    jaccard = run_rift(ws, RiftConfig(method="jaccard"))
+    cosine = run_rift(ws, open_store(ws), RiftConfig(method="cosine"))
+    jaccard = run_rift(ws, open_store(ws), RiftConfig(method="jaccard"))
     rift = rift_report
     # threshold components contain every average-linkage cluster
     comps = [set(map(tuple, c.members)) for c in cosine.clusters]
@@ -199,7 +199,7 @@ def test_regenerate_rewrites_diagnosed_tools_with_contrast_and_resigns(
 ) -> None:
     ws = Workspace(rift_home_copy)
     before_cards = load_verified(ws).cards
-    result = regenerate(ws)
+    result = regenerate(ws, open_store(ws))
     targets = {
         (s, t) for c in result.before.clusters for s, t in c.members if c.diagnosis == REGENERATE
     }

@@ -15,6 +15,7 @@ from cartograph.cli.common import AppContext, emit_json, handle_errors, pass_app
 from cartograph.cli.common import stdout as out
 from cartograph.errors import UpstreamError, UsageError
 from cartograph.generate.attest import GENERATORS, AttestResult, attest_snapshot
+from cartograph.storage import Store, open_store
 from cartograph.trust.keys import load_key
 from cartograph.trust.lifecycle import init_key
 from cartograph.upstream.snapshot import Snapshot, load_snapshot, save_snapshot
@@ -140,17 +141,19 @@ def bootstrap(
             if tool_task is not None:
                 bar.advance(tool_task)
 
+        store = open_store(ws)
         result = attest_snapshot(
             ws,
             snapshot,
             key,
+            store=store,
             generator=generator,
             servers=servers or None,
             on_server=lambda _name: bar.advance(task),
             llm=llm,
             on_tool=on_tool,
         )
-    index_note = None if no_index else _build_index(ws)
+    index_note = None if no_index else _build_index(ws, store)
     _report(result, upstream_errors, saved, key.key_id, index_note, as_json)
     if not result.written or (strict and (upstream_errors or result.failed)):
         raise SystemExit(1)
@@ -215,13 +218,13 @@ def _snapshot_from_config(
     return outcome.snapshot, dict(outcome.failures)
 
 
-def _build_index(ws: Workspace) -> str | None:
+def _build_index(ws: Workspace, store: Store) -> str | None:
     try:
         from cartograph.index import open_index
     except ImportError:
         return None
     with stderr.status("building the retrieval index"):
-        index = open_index(ws)
+        index = open_index(ws, store)
     return f"index: {len(index.tool_ids)} tools, embedder {index.embedder.name}"
 
 

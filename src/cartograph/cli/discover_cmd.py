@@ -10,6 +10,7 @@ from rich.table import Table
 from cartograph.cli.common import AppContext, emit_json, handle_errors, pass_app, stderr, stdout
 from cartograph.index import DEFAULT_METHOD, METHODS, open_index_with_status
 from cartograph.index.discover import discover as discover_answer
+from cartograph.storage import open_store
 
 
 @click.command()
@@ -38,7 +39,8 @@ def discover(app: AppContext, task: str, k: int, method: str, as_json: bool) -> 
     The index in <home>/index/ is loaded when it matches the verified cards and rebuilt
     (with the reason logged) when it is missing, stale or altered.
     """
-    index, status = open_index_with_status(app.workspace)
+    ws = app.workspace
+    index, status = open_index_with_status(ws, open_store(ws))
     if status.action == "rebuilt":
         stderr.print(f"[yellow]index rebuilt[/]: {status.reason}", highlight=False)
     answer = discover_answer(index, status.cards, task, k=k, method=method)

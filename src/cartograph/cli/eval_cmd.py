@@ -10,6 +10,7 @@ from rich.table import Table
 from cartograph.cli.common import AppContext, emit_json, handle_errors, pass_app, stderr, stdout
 from cartograph.evaluate import load_queries, run_eval
 from cartograph.index import METHODS, open_index
+from cartograph.storage import open_store
 
 
 @click.command("eval")
@@ -54,7 +55,8 @@ def eval_(
     'random' is shown as its expected value.
     """
     queries = load_queries(queries_path)
-    index = open_index(app.workspace)
+    ws = app.workspace
+    index = open_index(ws, open_store(ws))
     report = run_eval(index, queries, list(methods) or list(METHODS), k=k)
     if report.missing_labels:
         stderr.print(f"[yellow]{report.missing_labels} query(ies) name no tool in the index[/]")

@@ -19,6 +19,7 @@ from cartograph.rift.margin import MarginThresholds
 from cartograph.rift.report import FAIL_ON, RiftReport
 from cartograph.rift.workspace import RegenerateResult, run_rift
 from cartograph.rift.workspace import regenerate as do_regenerate
+from cartograph.storage import open_store
 
 _STYLE = {"HIGH": "bold red", "MEDIUM": "yellow", "LOW": "green"}
 
@@ -133,8 +134,9 @@ def rift(
     )
     ws = app.workspace
     try:
-        result = do_regenerate(ws, config) if regenerate else None
-        report = (result.after or result.before) if result else run_rift(ws, config)
+        store = open_store(ws)
+        result = do_regenerate(ws, store, config) if regenerate else None
+        report = (result.after or result.before) if result else run_rift(ws, store, config)
     except IndexError_ as exc:
         # nothing to analyse (no verified card) is a setup problem, not a finding: exit 2
         raise ConfigError(str(exc)) from exc

@@ -21,11 +21,11 @@ def stubs(app: AppContext, out_dir: Path, as_json: bool) -> None:
     summaries, and call through `cartograph serve` over stdio (the package's _runtime module).
     Only verified cards are used; files whose text did not change are left untouched.
     """
-    from cartograph.cards.store import load_verified
+    from cartograph.storage import open_store
     from cartograph.stubgen import write_package
 
     ws = app.workspace
-    loaded = load_verified(ws)
+    loaded = open_store(ws).load_verified()
     for failure in loaded.failures:
         stderr.print(f"[yellow]card left out[/]: {failure.reason}", highlight=False)
     result = write_package(loaded.cards, out_dir.resolve(), home=str(ws.root))

@@ -66,12 +66,15 @@ def tokens(
     each task, both as JSON-RPC messages on the wire. The completed-task view adds the extra
     discover turn and gives the break-even catalog size.
     """
-    from cartograph.cards.store import load_verified
     from cartograph.evaluate.tokens import example_tasks, measure, read_tasks
+    from cartograph.storage import open_store
 
     ws = app.workspace
     tok = load_tokenizer(tokenizer)
-    tasks = read_tasks(tasks_file) if tasks_file else example_tasks(load_verified(ws).cards, sample)
+    if tasks_file:
+        tasks = read_tasks(tasks_file)
+    else:
+        tasks = example_tasks(open_store(ws).load_verified().cards, sample)
     (report,) = anyio.run(lambda: measure(ws, tasks, tok, (k,), snapshot_path=snapshot_path))
     if as_json:
         emit_json(report.to_json())

@@ -3,32 +3,27 @@
 :func:`compare` is pure: for each live tool it checks the card's ``input_schema_hash``
 (``sha256_json(inputSchema)``) and ``description_hash`` (``sha256_text(description)``). A tool
 whose schema or description changed, or that the card does not hold, is quarantined.
-:class:`Quarantine` persists the held tools through a ledger: ``<home>/quarantine.json``
-(:class:`FileLedger`), or rows shared by every replica of a shared store
-(:class:`cartograph.storage.pg_state.PgQuarantineLedger`, re-read when another replica changed
-them). An entry is lifted only when the operator re-attests the server (a card with a different
-digest whose hashes match the live tool again), never because the upstream changed back.
+:class:`Quarantine` persists the held tools through the :class:`Ledger` its caller hands it (the
+store's: ``<home>/quarantine.json``, or rows shared by every replica of a shared store, re-read
+when another replica changed them; see :mod:`cartograph.storage`). An entry is lifted only when
+the operator re-attests the server (a card with a different digest whose hashes match the live
+tool again), never because the upstream changed back.
 """
 
 from __future__ import annotations
 
-import json
 import logging
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
-from pathlib import Path
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 from cartograph import clock
 from cartograph.canonical import sha256_json, sha256_text
 from cartograph.cards.model import Card
-from cartograph.files import atomic_write
 
 logger = logging.getLogger(__name__)
-
-QUARANTINE_FILE = "quarantine.json"
 
 
 @dataclass(frozen=True)
@@ -100,44 +95,14 @@ class Ledger(Protocol):
     ) -> None: ...
 
 
-class FileLedger:
-    """``<home>/quarantine.json``, rewritten atomically on every change; read once."""
-
-    shared = False
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self.where = str(path)
-
-    def stamp(self) -> object:
-        return None
-
-    def load(self) -> list[HeldTool]:
-        if not self.path.is_file():
-            return []
-        data = json.loads(self.path.read_text(encoding="utf-8"))
-        return [HeldTool(**row) for row in data.get("held", [])]
-
-    def commit(
-        self, held: dict[tuple[str, str], HeldTool], added: list[HeldTool], removed: list[HeldTool]
-    ) -> None:
-        rows = [asdict(h) for _, h in sorted(held.items())]
-        atomic_write(self.path, json.dumps({"held": rows}, indent=1) + "\n")
-
-
 REFRESH_INTERVAL = 1.0  # seconds between looks at a shared ledger
 
 
 class Quarantine:
     """Tools held back by the drift guard, persisted in the workspace or the shared store."""
 
-    def __init__(self, path: Path | None = None, *, ledger: Ledger | None = None) -> None:
-        if ledger is None:
-            if path is None:
-                raise ValueError("Quarantine needs a path or a ledger")
-            ledger = FileLedger(path)
+    def __init__(self, ledger: Ledger) -> None:
         self.ledger = ledger
-        self.path = path
         self.listeners: list[Callable[[dict[str, Any]], None]] = []
         self._lock = threading.RLock()  # discover's worker threads read and may lift entries
         self._held: dict[tuple[str, str], HeldTool] = {}

@@ -1,6 +1,8 @@
 """The tool index: card documents, their vectors, server vectors and BM25, and search.
 
-Built only from cards (the caller passes the verified ones). Persisted as JSON + ``.npy``::
+Built only from cards (the caller passes the verified ones). The tool vectors sit behind
+:class:`~cartograph.index.vectors.ToolVectors` (in memory here; the PostgreSQL store supplies
+its own source). Persisted as JSON + ``.npy``::
 
     <dir>/manifest.json        format, embedder, card digest, tool ids, documents, file hashes
     <dir>/tool_vectors.npy     (n, d) float32, unit rows
@@ -50,6 +52,7 @@ from cartograph.index.methods import (
 )
 from cartograph.index.query import split_steps
 from cartograph.index.vector_cache import QueryCache, embed_documents
+from cartograph.index.vectors import MatrixVectors, ToolVectors
 
 _QUERIES = QueryCache()  # one per process: keyed by model id, so indexes may share it
 
@@ -101,7 +104,7 @@ class ToolIndex:
     """Searchable tools of a card set. Build with :meth:`build`, persist with :meth:`save`."""
 
     tool_ids: list[tuple[str, str]]
-    tool_vectors: np.ndarray
+    vectors: ToolVectors
     servers: list[str]
     tool_server: np.ndarray
     centroids: np.ndarray
@@ -150,7 +153,7 @@ class ToolIndex:
         srv_vecs, fresh_servers = embed_documents(embedder, server_docs, known)
         index = cls(
             tool_ids=[(d.server, d.tool) for d in docs],
-            tool_vectors=_unit(vecs),
+            vectors=MatrixVectors(_unit(vecs)),
             servers=servers,
             tool_server=tool_server,
             centroids=_centroids(vecs, tool_server, len(servers)),
@@ -248,7 +251,7 @@ class ToolIndex:
         pos = {s: i for i, s in enumerate(servers)}
         index = cls(
             tool_ids=[(d.server, d.tool) for d in docs],
-            tool_vectors=np.load(root / "tool_vectors.npy", allow_pickle=False),
+            vectors=MatrixVectors(np.load(root / "tool_vectors.npy", allow_pickle=False)),
             servers=servers,
             tool_server=np.asarray([pos[d.server] for d in docs], dtype=np.int64),
             centroids=np.load(root / "centroids.npy", allow_pickle=False),
@@ -268,6 +271,11 @@ class ToolIndex:
 
     def __len__(self) -> int:
         return len(self.tool_ids)
+
+    @property
+    def tool_vectors(self) -> np.ndarray:
+        """The (n, d) tool vector matrix (read from the vector source; Rift and saving use it)."""
+        return self.vectors.matrix()
 
     def position(self, server: str, tool: str) -> int | None:
         if self._pos is None:
@@ -292,14 +300,18 @@ class ToolIndex:
         step_vecs: np.ndarray | None = None,
     ) -> Evidence:
         q = embed_queries(self.embedder, [query])[0] if query_vec is None else query_vec
+        stats = self.vectors.stats(q[None, :])
+        steps = None if step_vecs is None else self.vectors.cosines(step_vecs)
         return Evidence(
-            step_cos=None if step_vecs is None else step_vecs @ self.tool_vectors.T,
-            tool_cos=self.tool_vectors @ q,
+            step_cos=steps,
+            tool_cos=self.vectors.cosine(q),
             centroid_cos=self.centroids @ q,
             server_cos=self.server_vectors @ q,
             bm25=self.lexical.scores(query),
             tool_server=self.tool_server,
             n_servers=len(self.servers),
+            dense_stats=stats[0] if stats else None,
+            step_stats=self.vectors.stats(step_vecs) if step_vecs is not None and stats else None,
         )
 
     def scores(
@@ -329,7 +341,7 @@ class ToolIndex:
         if query_vec is None:
             query_vec, step_vecs = self.query_vectors(query, steps=method == "hybrid")
         if method == "flat":
-            return (self.tool_vectors @ query_vec).astype(np.float64)
+            return self.vectors.cosine(query_vec).astype(np.float64)
         if method == "two-stage":
             return two_stage_scores(self.evidence(query, query_vec), k).astype(np.float64)
         return hybrid_scores(self.evidence(query, query_vec, step_vecs), self.hybrid)

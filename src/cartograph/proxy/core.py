@@ -34,7 +34,7 @@ from cartograph.proxy.catalog import CardCatalog, CardGuard
 from cartograph.proxy.resolver import Resolver, default_opener
 from cartograph.proxy.status import build_status
 from cartograph.proxy.validate import validate_arguments
-from cartograph.storage import open_store
+from cartograph.storage import Store, open_store
 from cartograph.workspace import Workspace
 
 logger = logging.getLogger(__name__)
@@ -55,7 +55,11 @@ class ProxySettings:
 
 
 class Proxy:
-    """discover / status / call over one workspace and one gateway."""
+    """discover / status / call over one workspace's store and one gateway.
+
+    ``store`` is the workspace's store (:func:`~cartograph.storage.open_store`), opened here
+    when the caller does not hand one in.
+    """
 
     def __init__(
         self,
@@ -65,16 +69,18 @@ class Proxy:
         *,
         opener: Any = default_opener,
         configured: set[str] | None = None,
+        store: Store | None = None,
     ) -> None:
         self.ws = ws
         self.settings = settings or ProxySettings()
         if self.settings.mode not in MODES:
             raise ConfigError(f"gateway mode must be one of {', '.join(MODES)}")
-        store = open_store(ws)  # the workspace files, or the store shared by every replica
+        # the workspace files, or the store shared by every replica
+        self.store = store = store if store is not None else open_store(ws)
         self.audit = store.audit_log()
-        self.quarantine = Quarantine(ledger=store.quarantine_ledger())
+        self.quarantine = Quarantine(store.quarantine_ledger())
         self.quarantine.listeners.append(self._drift_event)
-        self.catalog = CardCatalog(ws)
+        self.catalog = CardCatalog(ws, store)
         self.guard = CardGuard(self.catalog, self.quarantine)
         self.resolver = Resolver(
             ws, self.catalog, self.guard, opener=opener, method=self.settings.method

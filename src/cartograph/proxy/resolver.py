@@ -23,6 +23,7 @@ import numpy as np
 from cartograph.cards.model import Card
 from cartograph.errors import CartographError, IndexError_
 from cartograph.proxy.catalog import CardCatalog, CardGuard
+from cartograph.storage import Store
 from cartograph.workspace import Workspace
 
 logger = logging.getLogger(__name__)
@@ -59,11 +60,11 @@ class Answer:
     exhausted: bool = field(default=True, compare=False, repr=False)
 
 
-def default_opener(ws: Workspace) -> Searcher:
-    """The workspace index (rebuilt by the index package when the verified cards changed)."""
+def default_opener(ws: Workspace, store: Store) -> Searcher:
+    """The store's index (rebuilt by the index package when the verified cards changed)."""
     from cartograph.index import open_index_with_status  # heavy import: only when first needed
 
-    index, status = open_index_with_status(ws)
+    index, status = open_index_with_status(ws, store)
     if status.action == "rebuilt":
         logger.info("retrieval index rebuilt: %s", status.reason)
     return index
@@ -84,7 +85,7 @@ class Resolver:
         catalog: CardCatalog,
         guard: CardGuard,
         *,
-        opener: Callable[[Workspace], Searcher] = default_opener,
+        opener: Callable[[Workspace, Store], Searcher] = default_opener,
         method: str | None = None,
     ) -> None:
         self.ws = ws
@@ -115,7 +116,7 @@ class Resolver:
                 return self._index
             started = time.perf_counter()
             try:
-                self._index = self._opener(self.ws)
+                self._index = self._opener(self.ws, self.catalog.store)
                 self.index_error = None
             except (CartographError, ImportError, OSError, ValueError) as exc:
                 self._index = None
@@ -225,7 +226,8 @@ class Resolver:
         return out
 
     def audit_fields(self, answer: Answer) -> list[dict[str, Any]]:
-        """Per returned tool: the card digest, key id and generator of the text that ranked it."""
+        """Per returned tool: the card digest, version, key id and generator of the text that
+        ranked it (``cartograph cards show SERVER --version N`` opens that exact card)."""
         rows = []
         for hit in answer.results:
             card = self.catalog.cards[hit.server]
@@ -237,6 +239,7 @@ class Resolver:
                     "tool": hit.tool,
                     "score": round(hit.score, 4),
                     "card_digest": ref.digest,
+                    "card_version": self.catalog.card_version(hit.server),
                     "key_id": ref.key_id,
                     "generator": entry.generator if entry else card.provenance.generator,
                 }

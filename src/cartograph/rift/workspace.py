@@ -1,7 +1,9 @@
 """Rift over a workspace: read verified cards and the index, and regenerate diagnosed cards.
 
-This is Rift's only I/O. :func:`run_rift` analyses the workspace's index (``open_index(ws)``, which
-verifies every card again) with the cards' summaries and signed input schemas. :func:`regenerate`
+This is Rift's only I/O, through the store its caller opened
+(:func:`cartograph.storage.open_store`). :func:`run_rift` analyses the store's index
+(``open_index``, which verifies every card again) with the cards' summaries and signed input
+schemas. :func:`regenerate`
 rewrites the cards of servers whose tools were diagnosed ``REGENERATE``: it finds the snapshot each
 card was generated from (by ``provenance.snapshot_hash``), calls the configured generator through
 :mod:`cartograph.generate.bootstrap.generator`, signs with the workspace key, writes the card, and
@@ -17,17 +19,20 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from cartograph import clock
 from cartograph.cards.model import Card
-from cartograph.cards.store import load_verified
 from cartograph.errors import CartographError, IndexError_, SnapshotError
 from cartograph.rift.analyze import RiftConfig, RiftTool, analyze, regenerate_targets
 from cartograph.rift.report import RiftReport
 from cartograph.upstream.snapshot import ServerSnapshot, load_snapshot
 from cartograph.workspace import Workspace
+
+if TYPE_CHECKING:
+    from cartograph.storage import Store
 
 logger = logging.getLogger(__name__)
 
@@ -59,12 +64,12 @@ def tools_from_cards(
     return out
 
 
-def load_inputs(ws: Workspace) -> RiftInputs:
-    """The workspace's indexed tools, their vectors and the index's query embedder."""
-    from cartograph.index import embed_queries, open_index
+def load_inputs(ws: Workspace, store: Store) -> RiftInputs:
+    """The store's indexed tools, their vectors and the index's query embedder."""
+    from cartograph.index import embed_queries, open_index_with_status
 
-    index = open_index(ws)
-    cards = load_verified(ws).cards
+    index, status = open_index_with_status(ws, store)
+    cards = status.cards
     lexical = [d.lexical for d in index.documents] if index.documents else None
     tools = tools_from_cards(cards, index.tool_ids, lexical)
     embedder = index.embedder
@@ -75,8 +80,8 @@ def load_inputs(ws: Workspace) -> RiftInputs:
     return RiftInputs(tools, np.asarray(index.tool_vectors, dtype=np.float32), embed)
 
 
-def run_rift(ws: Workspace, config: RiftConfig | None = None) -> RiftReport:
-    inputs = load_inputs(ws)
+def run_rift(ws: Workspace, store: Store, config: RiftConfig | None = None) -> RiftReport:
+    inputs = load_inputs(ws, store)
     return analyze(inputs.tools, inputs.vectors, inputs.embed, config)
 
 
@@ -161,20 +166,19 @@ def _generate(
     return generated.card, False
 
 
-def regenerate(ws: Workspace, config: RiftConfig | None = None) -> RegenerateResult:
+def regenerate(ws: Workspace, store: Store, config: RiftConfig | None = None) -> RegenerateResult:
     """Regenerate, re-sign and store the cards of REGENERATE tools; rerun Rift after."""
     from cartograph.cards.seal import sign_card
-    from cartograph.cards.store import write_card
     from cartograph.index import open_index
     from cartograph.trust.keys import load_key
 
-    before = run_rift(ws, config)
+    before = run_rift(ws, store, config)
     result = RegenerateResult(before)
     collisions = _collisions(before)
     if not collisions:
         return result
     key = load_key(ws)
-    cards = load_verified(ws).cards
+    cards = store.load_verified().cards
     now = clock.stamp()
     for server_name, context in sorted(collisions.items()):
         card = cards[server_name]
@@ -197,7 +201,7 @@ def regenerate(ws: Workspace, config: RiftConfig | None = None) -> RegenerateRes
             result.rewritten[server_name] = changed
         if same:
             result.unchanged[server_name] = same
-        write_card(ws, sign_card(new_card, key, signed_at=now))
-    open_index(ws, rebuild=True)
-    result.after = run_rift(ws, config)
+        store.write_card(sign_card(new_card, key, signed_at=now))
+    open_index(ws, store, rebuild=True)
+    result.after = run_rift(ws, store, config)
     return result

@@ -5,32 +5,27 @@ from __future__ import annotations
 import json
 
 import click
-from rich.table import Table
 
-from cartograph.cli.common import AppContext, emit_json, handle_errors, pass_app, stderr, stdout
-from cartograph.index import DEFAULT_METHOD, METHODS, open_index_with_status
-from cartograph.index.discover import discover as discover_answer
-from cartograph.storage import open_store
+from cartograph.cli.common import (
+    AppContext,
+    emit_json,
+    handle_errors,
+    json_option,
+    k_option,
+    method_option,
+    new_table,
+    pass_app,
+    stderr,
+    stdout,
+)
+from cartograph.index.names import DEFAULT_METHOD, METHODS
 
 
 @click.command()
 @click.argument("task")
-@click.option(
-    "-k",
-    "k",
-    type=click.IntRange(1, 100),
-    default=5,
-    show_default=True,
-    help="How many tools to return.",
-)
-@click.option(
-    "--method",
-    type=click.Choice(METHODS),
-    default=DEFAULT_METHOD,
-    show_default=True,
-    help="Ranking method.",
-)
-@click.option("--json", "as_json", is_flag=True, help="Print the answer as JSON.")
+@k_option("How many tools to return.")
+@method_option(METHODS, "Ranking method.", default=DEFAULT_METHOD)
+@json_option("Print the answer as JSON.")
 @pass_app
 @handle_errors
 def discover(app: AppContext, task: str, k: int, method: str, as_json: bool) -> None:
@@ -39,6 +34,10 @@ def discover(app: AppContext, task: str, k: int, method: str, as_json: bool) -> 
     The index in <home>/index/ is loaded when it matches the verified cards and rebuilt
     (with the reason logged) when it is missing, stale or altered.
     """
+    from cartograph.index import open_index_with_status
+    from cartograph.index.discover import discover as discover_answer
+    from cartograph.storage import open_store
+
     ws = app.workspace
     index, status = open_index_with_status(ws, open_store(ws))
     if status.action == "rebuilt":
@@ -47,7 +46,7 @@ def discover(app: AppContext, task: str, k: int, method: str, as_json: bool) -> 
     if as_json:
         emit_json(answer)
         return
-    table = Table(title=f"{task!r} ({method}, {len(index)} tools)", show_lines=True)
+    table = new_table(title=f"{task!r} ({method}, {len(index)} tools)", show_lines=True)
     for col in ("#", "server", "tool", "score", "summary", "input schema", "example"):
         table.add_column(col, overflow="fold")
     for i, r in enumerate(answer["results"], 1):

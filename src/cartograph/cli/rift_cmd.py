@@ -7,25 +7,36 @@ or configuration errors (including a workspace with no verified card to analyse)
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
-from rich.table import Table
 
-from cartograph.cli.common import AppContext, emit_json, handle_errors, pass_app, stderr, stdout
+from cartograph.cli.common import (
+    AppContext,
+    emit_json,
+    handle_errors,
+    json_option,
+    method_option,
+    new_table,
+    pass_app,
+    stderr,
+    stdout,
+)
 from cartograph.errors import ConfigError, IndexError_, UsageError
-from cartograph.rift.analyze import METHODS, RiftConfig
-from cartograph.rift.html import render_html
-from cartograph.rift.margin import MarginThresholds
-from cartograph.rift.report import FAIL_ON, RiftReport
-from cartograph.rift.workspace import RegenerateResult, run_rift
-from cartograph.rift.workspace import regenerate as do_regenerate
-from cartograph.storage import open_store
+
+if TYPE_CHECKING:
+    from cartograph.rift.report import RiftReport
+    from cartograph.rift.workspace import RegenerateResult
 
 _STYLE = {"HIGH": "bold red", "MEDIUM": "yellow", "LOW": "green"}
+# The rift package loads NumPy and SciPy, so its names are repeated here for --help;
+# tests/rift/test_cli_names.py checks them against cartograph.rift.analyze and .report.
+METHODS = ("rift", "cosine", "jaccard")
+FAIL_ON = ("high", "medium", "never")
 
 
 @click.command()
-@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@json_option("Print the report as JSON.")
 @click.option(
     "--html",
     "html_file",
@@ -51,13 +62,11 @@ _STYLE = {"HIGH": "bold red", "MEDIUM": "yellow", "LOW": "green"}
     is_flag=True,
     help="Ablation: skip margin analysis and grade risk by cohesion only.",
 )
-@click.option(
-    "--method",
-    type=click.Choice(METHODS),
-    default="rift",
-    show_default=True,
-    help="rift (clusters + margins), or a baseline: cosine (threshold groups), "
+@method_option(
+    METHODS,
+    "rift (clusters + margins), or a baseline: cosine (threshold groups), "
     "jaccard (card-token Jaccard > 0.25).",
+    default="rift",
 )
 @click.option(
     "--linkage",
@@ -120,6 +129,13 @@ def rift(
     limit: int,
 ) -> None:
     """Find tools whose signed cards are too close to tell apart."""
+    from cartograph.rift.analyze import RiftConfig
+    from cartograph.rift.html import render_html
+    from cartograph.rift.margin import MarginThresholds
+    from cartograph.rift.workspace import regenerate as do_regenerate
+    from cartograph.rift.workspace import run_rift
+    from cartograph.storage import open_store
+
     if margin_high > margin_medium:
         raise UsageError(f"--high ({margin_high}) must not exceed --medium ({margin_medium})")
     if regenerate and method != "rift":
@@ -156,7 +172,7 @@ def rift(
 
 def _print_table(report: RiftReport, limit: int) -> None:
     s = report.summary
-    table = Table(
+    table = new_table(
         title=f"Rift: {s.clusters} clusters ({s.high} HIGH, {s.medium} MEDIUM, {s.low} LOW), "
         f"{s.tools_in_clusters} of {report.tools_total} tools; {s.within_server} within one "
         f"server, {s.cross_server} across servers",

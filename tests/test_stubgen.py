@@ -14,8 +14,8 @@ import anyio
 import pytest
 from click.testing import CliRunner
 
+from cartograph.cards.seal import card_version_digest
 from cartograph.cli import main
-from cartograph.gateway.drift import card_digest
 from cartograph.generate.attest import attest_snapshot
 from cartograph.storage import load_verified, open_store
 from cartograph.stubgen import module_names, write_package
@@ -125,7 +125,7 @@ def test_example_fleet_stubs_type_check_regenerate_stably_and_call_the_time_serv
     monkeypatch.syspath_prepend(str(tmp_path))
     package = importlib.import_module("fleetstubs")
     time_stubs = importlib.import_module("fleetstubs.time")
-    assert card_digest(card) == time_stubs.CARD_DIGEST
+    assert card_version_digest(card) == time_stubs.CARD_DIGEST
     entry = card.tool("get_current_time")
     assert entry is not None and entry.summary in (time_stubs.get_current_time.__doc__ or "")
 

@@ -484,14 +484,40 @@ def test_distinguish_from_names_what_sets_colliding_tools_apart(fleet: Snapshot)
     contrasted = generate_card(server, created_at=WHEN, distinguish_from=rivals).card
     listed, searched = contrasted.tool("list_records"), contrasted.tool("search_records")
     assert listed is not None and searched is not None
-    assert "Unlike search records:" in listed.summary
-    assert "term" in searched.summary.split("Unlike", 1)[1]  # only search_records takes it
+    assert "Sets it apart:" in listed.summary and "search records" not in listed.summary
+    assert "term" in searched.summary.split("Sets it apart:", 1)[1]  # only search_records has it
     before = plain.tool("list_records")
     assert before is not None and listed.summary.startswith(before.summary)
     untouched = [e.name for e in contrasted.tools if e.name not in rivals]
     assert all(contrasted.tool(n) == plain.tool(n) for n in untouched)
     again = generate_card(server, created_at=WHEN, distinguish_from=rivals).card
     assert canonical(again.unsigned_payload()) == canonical(contrasted.unsigned_payload())
+
+
+def test_distinguish_from_contrasts_with_another_servers_tool_when_given_its_snapshot(
+    fleet: Snapshot,
+) -> None:
+    server = fleet.servers["git"]
+    rivals = {"git_commit": ["git-cyanheads/git_commit"]}
+    blind = generate_card(server, created_at=WHEN, distinguish_from=rivals).card
+    plain = generate_card(server, created_at=WHEN).card
+    blind_entry = blind.tool("git_commit")
+    assert blind_entry is not None and "Sets it apart" not in blind_entry.summary  # no rival
+    other = {"git-cyanheads": fleet.servers["git-cyanheads"]}
+    card = generate_card(server, created_at=WHEN, distinguish_from=rivals, rival_servers=other).card
+    entry, before = card.tool("git_commit"), plain.tool("git_commit")
+    assert entry is not None and before is not None
+    assert entry.summary.startswith(before.summary) and "Sets it apart:" in entry.summary
+    contrast = entry.summary.split("Sets it apart:", 1)[1]
+    # the other server's git_commit takes no repo_path; its words are not offered as contrast
+    assert "repo" in contrast
+    cyan = {
+        p
+        for t in fleet.servers["git-cyanheads"].tools
+        if t["name"] == "git_commit"
+        for p in t.get("inputSchema", {}).get("properties", {})
+    }
+    assert "amend" in cyan and "amend" not in contrast
 
 
 def test_server_instructions_hint_the_capability_without_their_orders() -> None:

@@ -110,6 +110,28 @@ def test_a_tampered_or_misplaced_alias_record_fails_the_card(pair):
     assert failure.kind == "duplicate" and "clock" in failure.reason
 
 
+def test_an_alias_record_missing_a_field_fails_the_card_naming_the_field(pair):
+    here, peer = pair
+    trust_peer(here, peer)
+    import_into(here, peer.root, rename_prefix="peer.")
+    alias = here.cards_dir / "peer.clock.alias.json"
+    doc = json.loads(alias.read_text())
+    assert set(doc) == {
+        "format",
+        "server",
+        "original_server",
+        "card_key_id",
+        "card_signature",
+        "signed_at",
+        "signature",
+    }
+    del doc["card_signature"]
+    alias.write_text(json.dumps(doc))
+    [failure] = load_verified(here).failures
+    assert failure.kind == "alias"
+    assert str(alias) in failure.reason and "field card_signature" in failure.reason
+
+
 def test_same_signer_newer_card_updates_and_older_is_refused(pair, tmp_path):
     here, peer = pair
     trust_peer(here, peer)

@@ -80,7 +80,10 @@ def test_only_the_newest_versions_are_kept_and_numbers_keep_growing(ws):
 
 def test_the_retention_setting_must_be_a_positive_whole_number(ws):
     for bad in (0, -3, "20", 2.5, True):
-        update_settings(ws, card_history=bad)
+        with pytest.raises(ConfigError, match="card_history must be a whole number") as err:
+            update_settings(ws, card_history=bad)  # refused before it is written
+        assert err.value.field == "card_history" and err.value.file == str(ws.config_file)
+        ws.config_file.write_text(json.dumps({"card_history": bad}))  # or written by hand
         with pytest.raises(ConfigError, match="card_history must be a whole number") as err:
             open_store(ws)
         assert err.value.field == "card_history" and err.value.file == str(ws.config_file)

@@ -133,7 +133,7 @@ def test_tokens_without_a_snapshot_says_how_to_get_one(tmp_path: Path) -> None:
 
 
 def test_discover_leaves_out_the_ranking_keywords_of_usage() -> None:
-    from cartograph.proxy.resolver import _agent_usage
+    from cartograph.index.answer import agent_usage as _agent_usage
 
     usage = "Needs timezone (string). Read-only. Related: iana, name, america."
     assert _agent_usage(usage) == "Needs timezone (string). Read-only."

@@ -13,7 +13,7 @@ import pytest
 from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 from proxykit import Env, call, text
-from test_serve_hygiene import _serve
+from servekit import start_serve
 
 from cartograph.proxy.http_limit import BodyLimit
 
@@ -35,7 +35,7 @@ def _alive(pid: int) -> bool:
 
 
 def test_a_declared_50_mb_body_is_refused_before_it_is_sent(env: Env) -> None:
-    proc, url, _ = _serve(env, "--transport", "http", "--insecure-open")
+    proc, url, _ = start_serve(env, "--transport", "http", "--insecure-open")
     try:
         where = urlsplit(url)
         assert where.hostname is not None and where.port is not None
@@ -100,7 +100,7 @@ async def test_a_body_within_the_limit_reaches_the_app_whole() -> None:
 
 
 async def test_three_concurrent_large_tasks_leave_memory_flat(env: Env) -> None:
-    proc, url, _ = _serve(env, "--transport", "http", "--insecure-open")
+    proc, url, _ = start_serve(env, "--transport", "http", "--insecure-open")
     try:
         async with (
             streamable_http_client(url) as (read, write, _),
@@ -129,7 +129,7 @@ async def test_three_concurrent_large_tasks_leave_memory_flat(env: Env) -> None:
 
 
 async def test_sigterm_ends_http_serving_and_its_upstreams_within_5_s(env: Env) -> None:
-    proc, url, _ = _serve(env, "--transport", "http", "--insecure-open")
+    proc, url, _ = start_serve(env, "--transport", "http", "--insecure-open")
     async with (
         streamable_http_client(url) as (read, write, _),
         ClientSession(read, write) as client,

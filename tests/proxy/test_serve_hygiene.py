@@ -5,44 +5,15 @@ from __future__ import annotations
 
 import socket
 import subprocess
-import sys
-from pathlib import Path
 
 import anyio
 import pytest
 from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 from proxykit import Env, call, text
+from servekit import CARTOGRAPH, start_serve, stop_serve
 
 pytestmark = pytest.mark.anyio
-
-CARTOGRAPH = str(Path(sys.executable).with_name("cartograph"))
-
-
-def _serve(env: Env, *args: str) -> tuple[subprocess.Popen[str], str, list[str]]:
-    proc = subprocess.Popen(
-        [CARTOGRAPH, "--home", str(env.ws.root), "serve", "--config", str(env.config()), *args],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    assert proc.stderr is not None
-    head: list[str] = []
-    for line in proc.stderr:  # ends at EOF if the server dies
-        head.append(line)
-        if "serving MCP at " in line:
-            return proc, line.rsplit(" ", 1)[1].strip(), head
-    proc.wait()
-    raise AssertionError("serve did not start: " + "".join(head))
-
-
-def _stop(proc: subprocess.Popen[str]) -> str:
-    proc.terminate()
-    proc.wait(timeout=30)
-    assert proc.stderr is not None
-    rest = proc.stderr.read()
-    proc.stderr.close()
-    return rest
 
 
 def test_a_port_in_use_is_a_one_line_config_error(env: Env) -> None:
@@ -67,7 +38,7 @@ def test_a_port_in_use_is_a_one_line_config_error(env: Env) -> None:
 
 
 async def test_http_disconnects_log_no_errors_and_each_warning_appears_once(env: Env) -> None:
-    proc, url, head = _serve(env, "--transport", "http", "--insecure-open")
+    proc, url, head = start_serve(env, "--transport", "http", "--insecure-open")
     try:
 
         async def agent(n: int) -> None:
@@ -90,7 +61,7 @@ async def test_http_disconnects_log_no_errors_and_each_warning_appears_once(env:
             await client.initialize()
             await call(client, "chaos", "crash")  # one warning: the session was lost
     finally:
-        log = "".join(head) + _stop(proc)
+        log = "".join(head) + stop_serve(proc)
     assert "Traceback" not in log and " ERROR " not in log and "ERROR:" not in log, log
     lost = [line for line in log.splitlines() if "chaos: session lost" in line]
     assert len(lost) == 1, log
@@ -99,8 +70,8 @@ async def test_http_disconnects_log_no_errors_and_each_warning_appears_once(env:
 def test_http_without_any_registered_client_warns_that_everything_will_get_401(
     env: Env,
 ) -> None:
-    proc, _, head = _serve(env, "--transport", "http", "--port", "0")
-    _stop(proc)
+    proc, _, head = start_serve(env, "--transport", "http", "--port", "0")
+    stop_serve(proc)
     warning = "".join(head)
     assert "no client is registered" in warning and "every request will get 401" in warning
     assert "cartograph clients add NAME" in warning

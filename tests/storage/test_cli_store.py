@@ -27,7 +27,7 @@ def test_cards_and_index_commands_read_the_shared_store(pg_ws, pg_cards):
     info = run(pg_ws, "--store", pg_ws.store, "index", "info", "--json")
     assert json.loads(info.stdout)["tools"] == json.loads(built.stdout)["tools"] == 14
     found = run(pg_ws, "--store", pg_ws.store, "discover", "post to a channel", "--json")
-    assert json.loads(found.stdout)["results"][0]["server"] == "slack"
+    assert json.loads(found.stdout)["tools"][0]["server"] == "slack"
     for folder in ("index", "cards"):  # ws.ensure() made them; nothing was written there
         assert not any((pg_ws.root / folder).iterdir())
 

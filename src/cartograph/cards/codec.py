@@ -21,7 +21,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from cartograph.cards.model import Card
-from cartograph.cards.seal import verify_stored, verify_texts
+from cartograph.cards.seal import FailureKind, verify_stored, verify_texts
 from cartograph.errors import CardError
 from cartograph.trust.store import TrustStore
 
@@ -38,7 +38,7 @@ class CardFailure:
     path: Path
     server: str | None
     reason: str
-    kind: str = "invalid"
+    kind: FailureKind = "invalid"
 
 
 @dataclass(frozen=True)

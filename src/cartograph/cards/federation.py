@@ -25,14 +25,16 @@ import logging
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 from cryptography.exceptions import InvalidSignature
+from pydantic import BaseModel, ConfigDict, ValidationError
 
 from cartograph import clock
 from cartograph.canonical import canonical
 from cartograph.cards.codec import CARD_SUFFIX, CardFailure, LoadedCards, read_verified
 from cartograph.cards.model import Card
+from cartograph.cards.seal import FailureKind
 from cartograph.errors import (
     CardError,
     CartographError,
@@ -49,6 +51,30 @@ logger = logging.getLogger(__name__)
 
 ALIAS_FORMAT = "cartograph.alias/1"
 _PREFIX = re.compile(r"^[A-Za-z0-9._-]{1,64}$")  # server names end up in MCP tool names (SEP-986)
+
+
+class AliasSignature(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    alg: Literal["Ed25519"] = "Ed25519"
+    key_id: str
+    value: str
+
+
+class AliasRecord(BaseModel):
+    """``<name>.alias.json`` (``cartograph.alias/1``): this operator's signed statement that the
+    card beside it (one version: its signature value) is served here as ``server``. The
+    signature covers the record as stored without ``signature``."""
+
+    model_config = ConfigDict(extra="allow", frozen=True)
+
+    format: Literal["cartograph.alias/1"]
+    server: str
+    original_server: str
+    card_key_id: str
+    card_signature: str
+    signed_at: str
+    signature: AliasSignature
 
 
 class ImportTarget(Protocol):
@@ -144,7 +170,7 @@ class _Import:
         self.local = target.load_verified(trust)
         self._key: OperatorKey | None = None
 
-    def refuse(self, path: Path, server: str | None, reason: str, kind: str) -> None:
+    def refuse(self, path: Path, server: str | None, reason: str, kind: FailureKind) -> None:
         self.result.refused.append(CardFailure(path, server, reason, kind))
 
     def one(self, path: Path) -> None:
@@ -291,7 +317,7 @@ def alias_record(card: Card, alias: str, key: OperatorKey) -> bytes:
     """The signed alias record that renames ``card`` to ``alias`` here, as stored."""
     if card.signature is None:
         raise VerificationError(f"card {card.identity.server!r} is unsigned; nothing to alias")
-    doc: dict[str, Any] = {
+    payload: dict[str, Any] = {
         "format": ALIAS_FORMAT,
         "server": alias,
         "original_server": card.identity.server,
@@ -299,21 +325,38 @@ def alias_record(card: Card, alias: str, key: OperatorKey) -> bytes:
         "card_signature": card.signature.value,
         "signed_at": clock.stamp(),
     }
-    value = key.private_key.sign(canonical(doc))
-    doc["signature"] = {"alg": "Ed25519", "key_id": key.key_id, "value": b64(value)}
-    return (json.dumps(doc, indent=2, ensure_ascii=False) + "\n").encode()
+    value = key.private_key.sign(canonical(payload))
+    signature = AliasSignature(key_id=key.key_id, value=b64(value))
+    record = AliasRecord.model_validate({**payload, "signature": signature})
+    text = json.dumps(record.model_dump(mode="json"), indent=2, ensure_ascii=False)
+    return (text + "\n").encode()
+
+
+def read_alias(record: bytes, path: Path) -> tuple[AliasRecord, dict[str, Any]]:
+    """The alias ``record`` (stored at ``path``) and the payload its signature covers (as
+    stored, without ``signature``); :class:`VerificationError` naming the file and the field
+    when it is not one."""
+    try:
+        raw = json.loads(record.decode("utf-8"))
+    except ValueError as exc:  # UnicodeDecodeError and JSONDecodeError alike
+        raise VerificationError(f"{path}: not a readable {ALIAS_FORMAT} record: {exc!r}") from exc
+    try:
+        parsed = AliasRecord.model_validate(raw)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"]) or "(top level)"
+        raise VerificationError(
+            f"{path}: not a {ALIAS_FORMAT} record: field {where}: {first['msg']}"
+        ) from exc
+    return parsed, {k: v for k, v in raw.items() if k != "signature"}
 
 
 def apply_alias(record: bytes, path: Path, card: Card, trust: TrustStore) -> Card:
     """``card`` under the name its alias ``record`` (stored at ``path``) gives it, once the
     record verifies here."""
-    try:
-        doc = json.loads(record.decode("utf-8"))
-        sig = doc.pop("signature")
-        signer, value = str(sig["key_id"]), str(sig["value"])
-        alias, signed_at = str(doc["server"]), str(doc["signed_at"])
-    except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
-        raise VerificationError(f"{path}: not a readable {ALIAS_FORMAT} record: {exc!r}") from exc
+    parsed, payload = read_alias(record, path)
+    signer, value = parsed.signature.key_id, parsed.signature.value
+    alias, signed_at = parsed.server, parsed.signed_at
     entry = trust.entry(signer)
     if entry is None or entry.origin != "operator":
         raise TrustError(
@@ -323,13 +366,13 @@ def apply_alias(record: bytes, path: Path, card: Card, trust: TrustStore) -> Car
         )
     key = trust.check(f"alias {path.name}", signer, signed_at)
     try:
-        key.verify(unb64(value), canonical(doc))
+        key.verify(unb64(value), canonical(payload))
     except (InvalidSignature, ValueError) as exc:
         raise VerificationError(f"{path}: alias record was changed after signing") from exc
     if (
         card.signature is None
-        or doc.get("original_server") != card.identity.server
-        or doc.get("card_signature") != card.signature.value
+        or parsed.original_server != card.identity.server
+        or parsed.card_signature != card.signature.value
     ):
         raise VerificationError(
             f"{path}: the alias {alias!r} was made for another version of this card; import it "

@@ -5,16 +5,23 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
-from rich.table import Table
 
-from cartograph.cards.federation import import_store
-from cartograph.cli.common import AppContext, emit_json, handle_errors, pass_app, stderr, stdout
-from cartograph.errors import CartographError
-from cartograph.storage import open_store
-from cartograph.trust.keys import load_key
-from cartograph.trust.store import TrustStore
+from cartograph.cli.common import (
+    AppContext,
+    emit_json,
+    handle_errors,
+    json_option,
+    new_table,
+    pass_app,
+    stderr,
+    stdout,
+)
+
+if TYPE_CHECKING:
+    pass
 
 
 @click.group()
@@ -23,11 +30,13 @@ def cards() -> None:
 
 
 @cards.command("list")
-@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+@json_option()
 @pass_app
 @handle_errors
 def cards_list(app: AppContext, as_json: bool) -> None:
     """One line per verified card: server, tools, generator, key id, signing time."""
+    from cartograph.storage import open_store
+
     loaded = open_store(app.workspace).load_verified()
     rows = []
     for name, card in sorted(loaded.cards.items()):
@@ -53,7 +62,7 @@ def cards_list(app: AppContext, as_json: bool) -> None:
             }
         )
         return
-    table = Table(title=f"{len(rows)} verified cards, {loaded.tool_count()} tools")
+    table = new_table(title=f"{len(rows)} verified cards, {loaded.tool_count()} tools")
     for col in ("server", "tools", "generator", "key id", "signed at", "summary"):
         table.add_column(col, overflow="fold")
     for r in rows:
@@ -79,11 +88,13 @@ def cards_list(app: AppContext, as_json: bool) -> None:
     metavar="N",
     help="Show version N of the card from the store's history (`cards history SERVER`).",
 )
-@click.option("--json", "as_json", is_flag=True, help="Print the whole signed card as JSON.")
+@json_option("Print the whole signed card as JSON.")
 @pass_app
 @handle_errors
 def cards_show(app: AppContext, server: str, version: int | None, as_json: bool) -> None:
     """Show one server's card (verified first; a card that fails is not shown)."""
+    from cartograph.storage import open_store
+
     store = open_store(app.workspace)
     card = store.read_card(server) if version is None else store.read_version(server, version)
     if as_json:
@@ -105,7 +116,7 @@ def cards_show(app: AppContext, server: str, version: int | None, as_json: bool)
         f"generator {card.provenance.generator}/{card.provenance.generator_version}",
         highlight=False,
     )
-    table = Table()
+    table = new_table()
     for col in ("tool", "summary", "example"):
         table.add_column(col, overflow="fold")
     for t in card.tools:
@@ -119,7 +130,7 @@ def cards_show(app: AppContext, server: str, version: int | None, as_json: bool)
 
 
 @cards.command("verify")
-@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+@json_option()
 @pass_app
 @handle_errors
 def cards_verify(app: AppContext, as_json: bool) -> None:
@@ -128,6 +139,9 @@ def cards_verify(app: AppContext, as_json: bool) -> None:
     Each failure says which file and why: tampered, unsigned, malformed, or a key that is
     unknown, revoked, or outside its validity window at the card's signing time.
     """
+    from cartograph.storage import open_store
+    from cartograph.trust.store import TrustStore
+
     ws = app.workspace
     trust = TrustStore.for_workspace(ws)
     loaded = open_store(ws).load_verified(trust)
@@ -154,7 +168,7 @@ def cards_verify(app: AppContext, as_json: bool) -> None:
     is_flag=True,
     help="Also re-sign cards imported from other operators (you vouch for them then).",
 )
-@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+@json_option()
 @pass_app
 @handle_errors
 def cards_resign(app: AppContext, include_peers: bool, as_json: bool) -> None:
@@ -163,6 +177,9 @@ def cards_resign(app: AppContext, include_peers: bool, as_json: bool) -> None:
     Cards that fail verification are not re-signed (exit 1): regenerate them with
     `cartograph bootstrap`.
     """
+    from cartograph.storage import open_store
+    from cartograph.trust.keys import load_key
+
     ws = app.workspace
     result = open_store(ws).resign(load_key(ws), include_peers=include_peers)
     failed = [{"path": str(f.path), "kind": f.kind, "reason": f.reason} for f in result.failures]
@@ -200,7 +217,7 @@ def cards_resign(app: AppContext, include_peers: bool, as_json: bool) -> None:
     metavar="PREFIX",
     help="Keep a clashing card as PREFIX+server (bound by an alias record you sign).",
 )
-@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+@json_option()
 @pass_app
 @handle_errors
 def cards_import(app: AppContext, source: Path, rename_prefix: str | None, as_json: bool) -> None:
@@ -211,6 +228,9 @@ def cards_import(app: AppContext, source: Path, rename_prefix: str | None, as_js
     with a card here by another key is refused unless --rename. Exit 1 when any card is
     refused.
     """
+    from cartograph.cards.federation import import_store
+    from cartograph.storage import open_store
+
     ws = app.workspace
     result = import_store(ws, open_store(ws).import_target(), source, rename_prefix=rename_prefix)
     refused = [
@@ -246,7 +266,7 @@ def cards_import(app: AppContext, source: Path, rename_prefix: str | None, as_js
 
 @cards.command("history")
 @click.argument("server")
-@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+@json_option()
 @pass_app
 @handle_errors
 def cards_history(app: AppContext, server: str, as_json: bool) -> None:
@@ -255,6 +275,10 @@ def cards_history(app: AppContext, server: str, as_json: bool) -> None:
     The newest is the current card. How many are kept is the `card_history` setting of
     config.json (default 20). Exit 1 when a kept version does not verify.
     """
+    from cartograph.errors import CartographError
+    from cartograph.storage import open_store
+    from cartograph.trust.store import TrustStore
+
     ws = app.workspace
     store = open_store(ws)
     trust = TrustStore.for_workspace(ws)
@@ -275,7 +299,7 @@ def cards_history(app: AppContext, server: str, as_json: bool) -> None:
     if as_json:
         emit_json({"server": server, "versions": rows})
     else:
-        table = Table(title=f"{len(rows)} kept version(s) of the card of {server}")
+        table = new_table(title=f"{len(rows)} kept version(s) of the card of {server}")
         for col in ("version", "written at", "key id", "signed at", "tools"):
             table.add_column(col, overflow="fold")
         for r in rows:
@@ -323,11 +347,12 @@ def cards_prune(app: AppContext, config_path: str | None, dry_run: bool, as_json
     """
     from cartograph.config import load_config
     from cartograph.errors import UsageError
+    from cartograph.storage import open_store
     from cartograph.workspace import read_settings
 
     ws = app.workspace
-    chosen = config_path or read_settings(ws).get("mcp_config")
-    if not isinstance(chosen, str) or not chosen:
+    chosen = config_path or read_settings(ws).mcp_config
+    if not chosen:
         raise UsageError(
             "no --config given and none recorded in the workspace; pass --config path/to/mcp.json"
         )

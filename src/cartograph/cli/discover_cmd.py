@@ -6,42 +6,43 @@ import json
 from typing import Any
 
 import click
-from rich.table import Table
 
-from cartograph.cli.common import AppContext, emit_json, handle_errors, pass_app, stderr, stdout
+from cartograph.cli.common import (
+    AppContext,
+    emit_json,
+    handle_errors,
+    json_option,
+    k_option,
+    method_option,
+    new_table,
+    pass_app,
+    stderr,
+    stdout,
+)
 from cartograph.errors import ConfigError
-from cartograph.index import DEFAULT_METHOD, METHODS, open_index_with_status
-from cartograph.index.discover import discover as discover_answer
-from cartograph.storage import open_store
+from cartograph.index.names import DEFAULT_METHOD, METHODS, Method
 
 
 @click.command()
 @click.argument("task")
-@click.option(
-    "-k",
-    "k",
-    type=click.IntRange(1, 100),
-    default=5,
-    show_default=True,
-    help="How many tools to return.",
-)
-@click.option(
-    "--method",
-    type=click.Choice(METHODS),
-    default=DEFAULT_METHOD,
-    show_default=True,
-    help="Ranking method.",
-)
-@click.option("--json", "as_json", is_flag=True, help="Print the answer as JSON.")
+@k_option("How many tools to return.")
+@method_option(METHODS, "Ranking method.", default=DEFAULT_METHOD)
+@json_option("Print the answer as JSON.")
 @pass_app
 @handle_errors
-def discover(app: AppContext, task: str, k: int, method: str, as_json: bool) -> None:
+def discover(app: AppContext, task: str, k: int, method: Method, as_json: bool) -> None:
     """Rank the tools of the verified cards for TASK; show summaries, arguments and an example
     (--json: the whole input schemas).
 
     The index in <home>/index/ is loaded when it matches the verified cards and rebuilt
-    (with the reason logged) when it is missing, stale or altered.
+    (with the reason logged) when it is missing, stale or altered. --json prints what the
+    proxy's discover tool answers: {"tools": [{server, tool, summary, usage, input_schema,
+    examples}], "note"}.
     """
+    from cartograph.index import open_index_with_status
+    from cartograph.index.answer import render_answer
+    from cartograph.storage import open_store
+
     ws = app.workspace
     if ws.store is None and not ws.root.is_dir():
         raise ConfigError(
@@ -51,25 +52,27 @@ def discover(app: AppContext, task: str, k: int, method: str, as_json: bool) -> 
     index, status = open_index_with_status(ws, open_store(ws))
     if status.action == "rebuilt":
         stderr.print(f"[yellow]index rebuilt[/]: {status.reason}", highlight=False)
-    answer = discover_answer(index, status.cards, task, k=k, method=method)
+    hits = index.search(task, k=k, method=method)
+    answer = render_answer(status.cards, hits)
     if as_json:
-        emit_json(answer)
+        emit_json(answer.to_json())
         return
-    table = Table(title=f"{task!r} ({method}, {len(index)} tools)", show_lines=True)
+    scores = {(h.server, h.tool): h.score for h in hits}
+    table = new_table(title=f"{task!r} ({method}, {len(index)} tools)", show_lines=True)
     table.add_column("#", justify="right")
     table.add_column("tool (server)", overflow="fold", min_width=14, ratio=2)
     table.add_column("score", justify="right")
     table.add_column("summary", overflow="fold", ratio=3)
     table.add_column("arguments (* required)", overflow="fold", ratio=2)
-    for i, r in enumerate(answer["results"], 1):
-        ex = r["example"]
-        arguments = schema_brief(r["input_schema"])
-        if ex and ex["arguments"]:
-            arguments += "\ne.g. " + json.dumps(ex["arguments"], ensure_ascii=False)[:120]
-        table.add_row(
-            str(i), f"{r['tool']}\n({r['server']})", f"{r['score']:.3f}", r["summary"], arguments
-        )
+    for i, t in enumerate(answer.tools, 1):
+        arguments = schema_brief(t.input_schema)
+        if t.examples:
+            arguments += "\ne.g. " + json.dumps(t.examples[0], ensure_ascii=False)[:120]
+        score = f"{scores[(t.server, t.tool)]:.3f}"
+        table.add_row(str(i), f"{t.tool}\n({t.server})", score, t.summary, arguments)
     stdout.print(table)
+    if answer.note:
+        stderr.print(answer.note, highlight=False)
 
 
 def schema_brief(schema: dict[str, Any], most: int = 8) -> str:

@@ -6,12 +6,20 @@ from pathlib import Path
 
 import click
 
-from cartograph.cli.common import AppContext, emit_json, handle_errors, pass_app, stderr, stdout
+from cartograph.cli.common import (
+    AppContext,
+    emit_json,
+    handle_errors,
+    json_option,
+    pass_app,
+    stderr,
+    stdout,
+)
 
 
 @click.command()
 @click.argument("out_dir", type=click.Path(file_okay=False, path_type=Path))
-@click.option("--json", "as_json", is_flag=True, help="Print what was written as JSON.")
+@json_option("Print what was written as JSON.")
 @pass_app
 @handle_errors
 def stubs(app: AppContext, out_dir: Path, as_json: bool) -> None:

@@ -17,13 +17,18 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 from cartograph import clock
 from cartograph.canonical import sha256_json, sha256_text
 from cartograph.cards.model import Card
+from cartograph.cards.seal import card_version_digest
 
 logger = logging.getLogger(__name__)
+
+DriftKind = Literal["changed", "new"]
+DriftField = Literal["input_schema", "description"]
+DriftEvent = Literal["quarantined", "lifted"]
 
 
 @dataclass(frozen=True)
@@ -31,8 +36,8 @@ class Drift:
     """One live tool that does not match its signed card entry."""
 
     tool: str
-    kind: str  # "changed" | "new"
-    fields: tuple[str, ...]  # which hashes differ: "input_schema", "description"
+    kind: DriftKind
+    fields: tuple[DriftField, ...]  # which hashes differ
 
 
 @dataclass(frozen=True)
@@ -43,14 +48,9 @@ class HeldTool:
     tool: str
     reason: str
     detected_at: str
-    card_digest: str
+    card_digest: str  # card_version_digest of the card it was held against
     live_schema_hash: str | None = None
     live_description_hash: str | None = None
-
-
-def card_digest(card: Card) -> str:
-    """The digest that names one signed card version (canonical JSON without the signature)."""
-    return sha256_json(card.unsigned_payload())
 
 
 def compare(card: Card, live_tools: list[dict[str, Any]]) -> list[Drift]:
@@ -62,7 +62,7 @@ def compare(card: Card, live_tools: list[dict[str, Any]]) -> list[Drift]:
         if entry is None:
             drifts.append(Drift(name, "new", ()))
             continue
-        fields = []
+        fields: list[DriftField] = []
         if sha256_json(tool.get("inputSchema") or {}) != entry.input_schema_hash:
             fields.append("input_schema")
         if sha256_text(tool.get("description")) != entry.description_hash:
@@ -155,7 +155,7 @@ class Quarantine:
 
     def _apply(self, card: Card, live_tools: list[dict[str, Any]]) -> list[HeldTool]:
         server = card.server
-        digest = card_digest(card)
+        digest = card_version_digest(card)
         drifts = {d.tool: d for d in compare(card, live_tools)}
         live = {str(t.get("name", "")): t for t in live_tools}
         added: list[HeldTool] = []
@@ -195,7 +195,7 @@ class Quarantine:
             return self._reconcile(card)
 
     def _reconcile(self, card: Card) -> list[HeldTool]:
-        digest = card_digest(card)
+        digest = card_version_digest(card)
         lifted = []
         for (server, tool), held in list(self._held.items()):
             if server != card.server or held.card_digest == digest:
@@ -212,7 +212,7 @@ class Quarantine:
             self._save([], lifted)
         return lifted
 
-    def _emit(self, event: str, server: str, tool: str, reason: str, digest: str) -> None:
+    def _emit(self, event: DriftEvent, server: str, tool: str, reason: str, digest: str) -> None:
         for listener in self.listeners:
             listener(
                 {

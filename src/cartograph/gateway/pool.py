@@ -24,6 +24,7 @@ from cartograph.gateway.base import (
     CLOSED_ERRORS,
     Connection,
     Connector,
+    GatewayMode,
     Guard,
     IncomingMessage,
     Limits,
@@ -32,10 +33,9 @@ from cartograph.gateway.base import (
     check_result_size,
     forward_call,
     list_live_tools,
-    mcp_error,
-    timeout_error,
 )
 from cartograph.gateway.lease import Lease, Slot, describe_error, lease_tail, slot_health
+from cartograph.upstream.failures import mcp_error, timeout_error
 
 logger = logging.getLogger(__name__)
 
@@ -46,7 +46,7 @@ _CLOSE_WAIT = 5.0  # how long a restart waits for the session it replaces to clo
 class PooledGateway:
     """Persistent upstream sessions; use as ``async with PooledGateway(...) as gw``."""
 
-    mode = "pooled"
+    mode: GatewayMode = "pooled"
 
     def __init__(
         self,

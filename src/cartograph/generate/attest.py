@@ -18,6 +18,7 @@ from cartograph import clock
 from cartograph.cards.model import Card
 from cartograph.cards.seal import sign_card
 from cartograph.errors import CartographError, UsageError
+from cartograph.generate import GENERATORS, GeneratorName
 from cartograph.trust.keys import OperatorKey
 from cartograph.upstream.snapshot import Snapshot
 from cartograph.workspace import Workspace
@@ -28,8 +29,6 @@ if TYPE_CHECKING:
     from cartograph.generate.llm.generator import LLMStats, OnTool
 
 logger = logging.getLogger(__name__)
-
-GENERATORS = ("bootstrap", "llm")
 
 
 class CardSink(Protocol):
@@ -55,7 +54,7 @@ def attest_snapshot(
     key: OperatorKey,
     *,
     store: CardSink,
-    generator: str = "bootstrap",
+    generator: GeneratorName = "bootstrap",
     servers: Iterable[str] | None = None,
     on_server: Callable[[str], None] | None = None,
     llm: LLMSettings | None = None,

@@ -2,7 +2,8 @@
 
 :func:`open_index` is what discover, eval, Rift and the proxy call, with the store their caller
 opened (:func:`cartograph.storage.open_store`; this module never asks which backend it is). It
-trusts nothing stored: the cards are verified again, and the store's index must match the
+trusts nothing stored: the cards are verified again (unless the caller hands in the ones it has
+just verified: the proxy's catalog), and the store's index must match the
 verified card set and pass a spot check (a few stored vectors are embedded again and compared).
 Any mismatch is logged with its reason and the index is rebuilt. :func:`open_file_index` is the
 file backend's side: ``<home>/index/``, its files checked against their recorded hashes.
@@ -10,24 +11,29 @@ file backend's side: ``<home>/index/``, its files checked against their recorded
 
 from __future__ import annotations
 
-import json
 import logging
 import random
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Literal, Protocol
+
+import numpy as np
 
 from cartograph.cards.model import Card
-from cartograph.errors import ConfigError, IndexError_
+from cartograph.errors import IndexError_
 from cartograph.index.embedders import Embedder, load_embedder
-from cartograph.index.tool_index import ToolIndex, card_digest, read_manifest
+from cartograph.index.tool_index import ToolIndex, card_set_digest, read_manifest
+from cartograph.index.vector_cache import known_vectors
 from cartograph.trust.store import TrustStore
-from cartograph.workspace import Workspace
+from cartograph.workspace import Workspace, read_settings
 
 if TYPE_CHECKING:
     from cartograph.cards.codec import LoadedCards
 
 logger = logging.getLogger(__name__)
+
+IndexAction = Literal["loaded", "rebuilt", "updated"]
+"""What opening the index did: loaded as stored, rebuilt whole, or (shared store) updated."""
 
 SPOT_CHECKS = 4
 SPOT_MIN_COSINE = 0.999
@@ -43,14 +49,14 @@ class IndexStore(Protocol):
 
     def open_index(
         self, cards: dict[str, Card], embedder: Embedder, *, rebuild: bool
-    ) -> tuple[ToolIndex, str, str | None]: ...
+    ) -> tuple[ToolIndex, IndexAction, str | None]: ...
 
 
 @dataclass(frozen=True)
 class IndexStatus:
     """What :func:`open_index` did (``loaded`` or ``rebuilt``, and why), and the verified cards."""
 
-    action: str
+    action: IndexAction
     reason: str | None
     skipped_cards: int
     cards: dict[str, Card]
@@ -58,14 +64,7 @@ class IndexStatus:
 
 def workspace_embedder_spec(ws: Workspace) -> str | None:
     """The ``embedder`` setting of ``<home>/config.json``, if any."""
-    if not ws.config_file.is_file():
-        return None
-    try:
-        data = json.loads(ws.config_file.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"not valid JSON: {exc}", file=str(ws.config_file)) from exc
-    spec = data.get("embedder") if isinstance(data, dict) else None
-    return str(spec) if spec else None
+    return read_settings(ws).embedder or None
 
 
 def open_index(
@@ -80,26 +79,37 @@ def open_index(
 
 
 def open_index_with_status(
-    ws: Workspace, store: IndexStore, embedder: Embedder | None = None, *, rebuild: bool = False
+    ws: Workspace,
+    store: IndexStore,
+    embedder: Embedder | None = None,
+    *,
+    rebuild: bool = False,
+    cards: dict[str, Card] | None = None,
 ) -> tuple[ToolIndex, IndexStatus]:
-    loaded = store.load_verified(TrustStore.for_workspace(ws))
-    for failure in loaded.failures:
-        logger.warning("card left out of the index: %s: %s", failure.path.name, failure.reason)
-    if not loaded.cards:
+    """:func:`open_index` and what it did. ``cards``: the verified cards, when the caller has
+    just verified them (the proxy's catalog); else they are loaded and verified here."""
+    if cards is None:
+        loaded = store.load_verified(TrustStore.for_workspace(ws))
+        for failure in loaded.failures:
+            logger.warning("card left out of the index: %s: %s", failure.path.name, failure.reason)
+        cards, skipped = loaded.cards, len(loaded.failures)
+    else:
+        skipped = 0
+    if not cards:
         raise IndexError_(
             f"{store.cards_where}: no card verifies, so there is nothing to index; run "
             "`cartograph bootstrap` (and check `cartograph cards verify`)"
         )
     embedder = embedder or load_embedder(workspace_embedder_spec(ws))
-    index, action, reason = store.open_index(loaded.cards, embedder, rebuild=rebuild)
-    return index, IndexStatus(action, reason, len(loaded.failures), loaded.cards)
+    index, action, reason = store.open_index(cards, embedder, rebuild=rebuild)
+    return index, IndexStatus(action, reason, skipped, cards)
 
 
 def open_file_index(
     root: Path, cards: dict[str, Card], embedder: Embedder, *, rebuild: bool
-) -> tuple[ToolIndex, str, str | None]:
+) -> tuple[ToolIndex, IndexAction, str | None]:
     """The file index in ``root`` over ``cards``, loaded if current, else rebuilt and saved."""
-    digest = card_digest(cards)
+    digest = card_set_digest(cards)
     reason = "asked to rebuild" if rebuild else _why_stale(root, embedder, digest)
     if reason is None:
         try:
@@ -110,9 +120,23 @@ def open_file_index(
         except IndexError_ as exc:
             reason = str(exc)
     logger.warning("rebuilding the index at %s: %s", root, reason)
-    index = ToolIndex.build(cards, embedder)
+    index = ToolIndex.build(cards, embedder, known=previous_vectors(root, embedder))
     index.save(root)
     return index, "rebuilt", reason
+
+
+def previous_vectors(root: Path, embedder: Embedder) -> dict[str, np.ndarray] | None:
+    """The vectors of the index in ``root``, keyed for reuse, if the same model built it and its
+    files and a spot check hold (otherwise nothing is reused)."""
+    try:
+        old = ToolIndex.load(root, embedder)
+    except IndexError_:
+        return None
+    if old.embedder.model != embedder.model or spot_check(old) is not None:
+        return None
+    known = known_vectors(embedder.model, [d.dense for d in old.documents], old.tool_vectors)
+    known.update(known_vectors(embedder.model, old.server_documents, old.server_vectors))
+    return known
 
 
 def _why_stale(root: Path, embedder: Embedder, digest: str) -> str | None:
@@ -137,7 +161,7 @@ def spot_check(index: ToolIndex) -> str | None:
     n = len(index.tool_ids)
     if n == 0:
         return None
-    picks = random.Random(index.card_digest).sample(range(n), min(SPOT_CHECKS, n))
+    picks = random.Random(index.card_set_digest).sample(range(n), min(SPOT_CHECKS, n))
     vectors = index.vectors.stored(picks)
     fresh = index.embedder.embed([index.documents[i].dense for i in picks])
     cos = [float(fresh[j] @ vectors[i]) if i in vectors else -1.0 for j, i in enumerate(picks)]

@@ -19,8 +19,9 @@ from typing import Any
 
 from cartograph.cards.codec import CardFailure
 from cartograph.cards.model import Card, ToolEntry
+from cartograph.cards.seal import card_version_digest
 from cartograph.errors import CartographError, ToolNotFound, ToolQuarantined
-from cartograph.gateway.drift import HeldTool, Quarantine, card_digest
+from cartograph.gateway.drift import HeldTool, Quarantine
 from cartograph.storage import Store
 from cartograph.trust.store import TrustStore
 from cartograph.workspace import Workspace, file_stamps
@@ -87,7 +88,7 @@ class CardCatalog:
         self.failures = loaded.failures
         self.refs = {
             name: CardRef(
-                card_digest(card),
+                card_version_digest(card),
                 card.signature.key_id if card.signature else None,
                 card.signature.signed_at if card.signature else None,
             )
@@ -139,14 +140,17 @@ class CardCatalog:
 
 
 class CardGuard:
-    """The drift guard: live tools vs signed cards, held tools refused."""
+    """The drift guard: live tools vs signed cards, held tools refused.
+
+    It reads the catalog as the proxy last refreshed it (once per discover, status and call);
+    a card re-attested since is picked up by :meth:`held`, which compares card digests.
+    """
 
     def __init__(self, catalog: CardCatalog, quarantine: Quarantine) -> None:
         self.catalog = catalog
         self.quarantine = quarantine
 
     def check(self, server: str, tools: list[dict[str, Any]]) -> None:
-        self.catalog.refresh()
         card = self.catalog.cards.get(server)
         if card is None:
             logger.info("%s: no signed card; nothing of it is callable", server)
@@ -165,7 +169,6 @@ class CardGuard:
         return held
 
     def admit(self, server: str, tool: str) -> None:
-        self.catalog.refresh()
         held = self.held(server, tool)
         if held is not None:
             raise ToolQuarantined(

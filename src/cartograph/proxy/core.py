@@ -17,6 +17,7 @@ from typing import Any
 import anyio
 from mcp import types
 
+from cartograph import heap
 from cartograph.access.guard import Caller
 from cartograph.access.policy import ALLOW_ALL
 from cartograph.errors import (
@@ -26,12 +27,14 @@ from cartograph.errors import (
     GatewayError,
     LoopRefused,
     ToolNotFound,
-    UpstreamError,
 )
-from cartograph.gateway.base import Connector, Limits
+from cartograph.gateway.base import Connector, GatewayMode, Limits
+from cartograph.gateway.connector import not_configured
 from cartograph.gateway.drift import Quarantine
 from cartograph.gateway.oneshot import OneShotGateway
 from cartograph.gateway.pool import PooledGateway
+from cartograph.index.answer import DiscoverAnswer
+from cartograph.index.names import Method
 from cartograph.proxy.catalog import CardCatalog, CardGuard
 from cartograph.proxy.limits import (
     BoundedAudit,
@@ -43,8 +46,9 @@ from cartograph.proxy.limits import (
     text_for_audit,
 )
 from cartograph.proxy.offers import OfferBook, new_discover_id
-from cartograph.proxy.resolver import Resolver, default_opener
-from cartograph.proxy.status import build_status
+from cartograph.proxy.resolver import Opener, Resolver, default_opener
+from cartograph.proxy.settings import MODES
+from cartograph.proxy.status import StatusAnswer, build_status
 from cartograph.proxy.validate import validate_arguments
 from cartograph.storage import Store, open_store
 from cartograph.upstream.chain import call_meta, loop_problem, workspace_id
@@ -52,17 +56,15 @@ from cartograph.workspace import Workspace
 
 logger = logging.getLogger(__name__)
 
-MODES = ("pooled", "one-shot")
-
 
 @dataclass(frozen=True)
 class ProxySettings:
     """How the proxy routes calls and ranks tools."""
 
-    mode: str = "pooled"
+    mode: GatewayMode = "pooled"
     limits: Limits = field(default_factory=Limits)
     per_client: frozenset[str] = frozenset()
-    method: str | None = None
+    method: Method | None = None
     config_path: str | None = None
     check_drift_one_shot: bool = True
     inputs: InputLimits = field(default_factory=InputLimits)
@@ -81,7 +83,7 @@ class Proxy:
         connector: Connector,
         settings: ProxySettings | None = None,
         *,
-        opener: Any = default_opener,
+        opener: Opener = default_opener,
         configured: set[str] | None = None,
         store: Store | None = None,
     ) -> None:
@@ -145,6 +147,7 @@ class Proxy:
         await anyio.to_thread.run_sync(
             self.resolver.searcher, limiter=self._rank_limiter, abandon_on_cancel=True
         )
+        heap.release()  # verifying the cards again and loading the index freed tens of MB
 
     # -- discover -----------------------------------------------------------------------------
 
@@ -155,7 +158,7 @@ class Proxy:
         *,
         caller: Caller | None = None,
         client: str | None = None,
-    ) -> dict[str, Any]:
+    ) -> DiscoverAnswer:
         """The top-k tools for ``task`` among the configured servers that ``caller``'s policy
         lets it see; ``client`` (the MCP session) remembers what was offered, for the audit.
         Refused tasks are audited too (``outcome``), as a bounded excerpt and a hash."""
@@ -168,10 +171,10 @@ class Proxy:
             task = task.strip()
             if not task:
                 raise GatewayError("discover needs a task in plain words, e.g. 'read a file'")
-            answer = await anyio.to_thread.run_sync(
+            ranking = await anyio.to_thread.run_sync(
                 self.resolver.rank, task, k, self._allow(caller), limiter=self._rank_limiter
             )
-            rendered = self.resolver.render(answer)
+            answer = self.resolver.render(ranking)
         except CartographError as exc:
             self.audit.write(
                 "discover",
@@ -181,16 +184,16 @@ class Proxy:
                 outcome=type(exc).__name__,
             )
             raise
-        self.offers.record(client, discover_id, [(h.server, h.tool) for h in answer.results])
+        self.offers.record(client, discover_id, [(h.server, h.tool) for h in ranking.results])
         self.audit.write(
             "discover",
             id=discover_id,
             **record,
             query=text_for_audit(task, limits),
-            method=answer.method,
-            results=self.resolver.audit_fields(answer),
+            method=ranking.method,
+            results=self.resolver.audit_fields(ranking),
         )
-        return rendered
+        return answer
 
     def _allow(self, caller: Caller | None) -> Callable[[str, str], bool] | None:
         """What discover may offer: tools of configured servers that the caller may see."""
@@ -208,7 +211,7 @@ class Proxy:
 
     # -- status -------------------------------------------------------------------------------
 
-    def status(self, caller: Caller | None = None) -> dict[str, Any]:
+    def status(self, caller: Caller | None = None) -> StatusAnswer:
         self.catalog.refresh()
         return build_status(self, caller.policy if caller else None)
 
@@ -237,7 +240,7 @@ class Proxy:
             if caller is not None and not caller.policy.permits(server, tool):
                 raise AccessDenied(str(hidden))  # the same text as for a missing tool
             check_arguments(server, tool, arguments, self.settings.inputs)
-            self.catalog.refresh()
+            self.catalog.refresh()  # the one refresh of this call; the guard reads what it loaded
             try:
                 _, entry = self.catalog.entry(server, tool)
             except ToolNotFound:
@@ -249,11 +252,7 @@ class Proxy:
                 server, tool, entry.input_schema, arguments, schema_key=entry.input_schema_hash
             )
             if self.configured is not None and server not in self.configured:
-                raise UpstreamError(
-                    server,
-                    f"has a signed card but is not in the config "
-                    f"({self.settings.config_path or 'none given'}); it cannot be reached",
-                )
+                raise not_configured(server, self.settings.config_path)
             result = await self.gateway.call(
                 server,
                 tool,

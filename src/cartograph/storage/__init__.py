@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from cartograph.cards.model import Card
     from cartograph.gateway.drift import Ledger
     from cartograph.index.embedders import Embedder
+    from cartograph.index.store import IndexAction
     from cartograph.index.tool_index import ToolIndex
     from cartograph.trust.keys import OperatorKey
     from cartograph.trust.store import TrustStore
@@ -108,7 +109,7 @@ class Store(Protocol):
 
     def open_index(
         self, cards: dict[str, Card], embedder: Embedder, *, rebuild: bool
-    ) -> tuple[ToolIndex, str, str | None]:
+    ) -> tuple[ToolIndex, IndexAction, str | None]:
         """The index over ``cards`` (verified): (index, "loaded"|"rebuilt"|"updated", reason)."""
         ...
 

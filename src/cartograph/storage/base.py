@@ -16,7 +16,7 @@ from cartograph import clock
 from cartograph.cards.codec import CardFailure, LoadedCards, read_verified
 from cartograph.cards.model import Card
 from cartograph.cards.seal import sign_card
-from cartograph.errors import CardError, ConfigError, TrustError, VerificationError
+from cartograph.errors import CardError, TrustError, VerificationError
 from cartograph.trust.keys import OperatorKey
 from cartograph.trust.store import TrustStore
 from cartograph.workspace import Workspace, read_settings
@@ -39,15 +39,8 @@ class CardVersion:
 
 def history_limit(ws: Workspace) -> int:
     """How many versions of each card the store keeps (``card_history`` in ``config.json``)."""
-    value = read_settings(ws).get(HISTORY_SETTING, DEFAULT_CARD_HISTORY)
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ConfigError(
-            f"{HISTORY_SETTING} must be a whole number of card versions to keep, at least 1 "
-            f"(got {value!r}); the default is {DEFAULT_CARD_HISTORY}",
-            file=str(ws.config_file),
-            field=HISTORY_SETTING,
-        )
-    return value
+    value = read_settings(ws).card_history  # checked there: a whole number, at least 1
+    return DEFAULT_CARD_HISTORY if value is None else value
 
 
 def verified_version(

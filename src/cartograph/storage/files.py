@@ -43,6 +43,7 @@ from cartograph.workspace import Workspace, file_stamps, safe_file_name
 
 if TYPE_CHECKING:
     from cartograph.index.embedders import Embedder
+    from cartograph.index.store import IndexAction
     from cartograph.index.tool_index import ToolIndex
 
 
@@ -194,7 +195,7 @@ class FileStore:
 
     def open_index(
         self, cards: dict[str, Card], embedder: Embedder, *, rebuild: bool
-    ) -> tuple[ToolIndex, str, str | None]:
+    ) -> tuple[ToolIndex, IndexAction, str | None]:
         from cartograph.index.store import open_file_index
 
         return open_file_index(self.ws.index_dir, cards, embedder, rebuild=rebuild)

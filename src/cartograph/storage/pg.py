@@ -27,6 +27,7 @@ from cartograph.workspace import Workspace
 if TYPE_CHECKING:
     from cartograph.cards.federation import ImportTarget
     from cartograph.index.embedders import Embedder
+    from cartograph.index.store import IndexAction
     from cartograph.index.tool_index import ToolIndex
 
 logger = logging.getLogger(__name__)
@@ -97,7 +98,7 @@ class PgStore:
 
     def open_index(
         self, cards: dict[str, Card], embedder: Embedder, *, rebuild: bool
-    ) -> tuple[ToolIndex, str, str | None]:
+    ) -> tuple[ToolIndex, IndexAction, str | None]:
         from cartograph.index.store import spot_check
         from cartograph.storage.pg_index import load_index
         from cartograph.storage.pg_index_sync import sync_index

@@ -116,7 +116,7 @@ def load_index(
         server_documents=[server_document(cards[s]) for s in servers],
         lexical=Lexical.build(d.lexical for d in docs),
         embedder=embedder,
-        card_digest=set_digest(cards),
+        card_set_digest=set_digest(cards),
     )
     if vectors.ann():
         vectors.moments()  # now, so the first discover does not read every vector

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -28,6 +29,7 @@ from cartograph.cards.model import (
     ToolEntry,
     ToolExample,
 )
+from cartograph.config import TRANSPORT_KINDS
 from cartograph.generate.bootstrap.lexicon import cjk_gloss
 from cartograph.generate.bootstrap.server import Product, capability_text, product_of
 from cartograph.generate.bootstrap.tool import (
@@ -45,8 +47,6 @@ logger = logging.getLogger(__name__)
 GENERATOR_NAME = "bootstrap"
 GENERATOR_VERSION = "1"
 GENERATOR_ID = f"{GENERATOR_NAME}/{GENERATOR_VERSION}"
-
-_TRANSPORTS = ("stdio", "http", "sse")
 
 
 @dataclass(frozen=True)
@@ -88,12 +88,16 @@ def generate_card(
     created_at: str,
     snapshot_hash: str | None = None,
     distinguish_from: dict[str, list[str]] | None = None,
+    rival_servers: Mapping[str, ServerSnapshot] | None = None,
 ) -> GeneratedCard:
     """Compose the operator's unsigned card for ``server``.
 
     ``distinguish_from`` (tool name -> the ``server/tool`` names it is confused with, as Rift
-    reports them) asks for contrast: those tools' summaries gain their name phrase and the
-    arguments only they take among their same-server rivals.
+    reports them) asks for contrast: those tools' summaries gain their name phrase and the words
+    (from name, parameters and description hints) that none of their rivals has. Rivals on this
+    server are always read; a rival on another server is read when ``rival_servers`` holds that
+    server's snapshot (the one place where a card depends on another server's tools), and then
+    the product's own name is among the words that set the tool apart.
     """
     product = product_of(server)
     names = Counter(str(t["name"]) for t in server.tools)
@@ -109,7 +113,7 @@ def generate_card(
         drafts, [_dup_index(server.tools, i) for i in range(len(drafts))]
     )
     if distinguish_from:
-        summaries = _contrasted(server, drafts, summaries, distinguish_from)
+        summaries = _contrasted(server, drafts, summaries, distinguish_from, rival_servers or {})
 
     about, instr_dropped = _instruction_hints(server, product)
     if instr_dropped:
@@ -163,7 +167,7 @@ def generate_card(
     card = Card(
         identity=Identity(
             server=server.name,
-            transport=server.transport if server.transport in _TRANSPORTS else "unknown",  # type: ignore[arg-type]
+            transport=server.transport if server.transport in TRANSPORT_KINDS else "unknown",
             endpoint=server.endpoint,
             publisher=_publisher(server),
             package=server.package,
@@ -249,23 +253,49 @@ def _contrasted(
     drafts: list[ToolDraft],
     summaries: list[str],
     rivals: dict[str, list[str]],
+    rival_servers: Mapping[str, ServerSnapshot],
 ) -> list[str]:
     """Summaries with contrast added for the tools named in ``rivals`` (see generate_card):
     the tool's name phrase, then the words (from its name, parameters and description hints)
-    that none of its same-server rivals has."""
+    that none of its rivals has; against another server's tool, the product name leads them."""
     pos = {d.name: i for i, d in enumerate(drafts)}
-    prefix = f"{server.name}/"
+    product = product_of(server)
+    foreign = _foreign_drafts(server.name, rivals, rival_servers)
     out = list(summaries)
     for name in sorted(rivals):
         i = pos.get(name)
         if i is None:
             continue
-        wanted = {o[len(prefix) :] for o in rivals[name] if o.startswith(prefix)}
-        mates = sorted(pos[n] for n in wanted if n in pos and pos[n] != i)
+        mates: list[ToolDraft] = []
+        for other in rivals[name]:
+            srv, _, tool = other.partition("/")
+            if srv == server.name and tool in pos and pos[tool] != i:
+                mates.append(drafts[pos[tool]])
+            elif other in foreign:
+                mates.append(foreign[other])
         base = out[i]
         if drafts[i].detail not in base:
             base += f" Tool: {drafts[i].detail}."
-        out[i] = distinguish(replace(drafts[i], summary=base), [drafts[j] for j in mates])
+        draft = replace(drafts[i], summary=base)
+        if any(m in foreign.values() for m in mates):
+            words = tuple(w for w in product.words if w not in draft.vocabulary)
+            draft = replace(draft, vocabulary=(*words, *draft.vocabulary))
+        out[i] = distinguish(draft, mates)
+    return out
+
+
+def _foreign_drafts(
+    own: str, rivals: dict[str, list[str]], rival_servers: Mapping[str, ServerSnapshot]
+) -> dict[str, ToolDraft]:
+    """Drafts of the rivals on other servers whose snapshots were given, by ``server/tool``."""
+    wanted = {o for names in rivals.values() for o in names if not o.startswith(f"{own}/")}
+    out: dict[str, ToolDraft] = {}
+    for other in sorted(wanted):
+        srv, _, tool = other.partition("/")
+        snap = rival_servers.get(srv)
+        raw = next((t for t in snap.tools if str(t.get("name")) == tool), None) if snap else None
+        if snap is not None and raw is not None:
+            out[other] = compose_tool(raw, product_of(snap))
     return out
 
 

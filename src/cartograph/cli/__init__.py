@@ -54,7 +54,8 @@ COMMANDS: dict[str, Entry] = {
     "discover": Entry(
         "cartograph.cli.discover_cmd",
         "discover",
-        "Rank the tools of the verified cards for TASK; show summaries, schemas and examples.",
+        "Rank the tools of the verified cards for TASK; show summaries, arguments and an "
+        "example (--json: the whole input schemas).",
     ),
     "eval": Entry(
         "cartograph.cli.eval_cmd",

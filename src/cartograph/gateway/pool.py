@@ -289,22 +289,26 @@ class PooledGateway:
                 lease.error = f"could not start: {lease.error}"
             logger.debug("%s: session ended with %r", server, exc, exc_info=True)
         finally:
-            if lease.error is not None and not lease.stopping:
-                if lease.ready.is_set():
-                    slot.crashes += 1
-                slot.failures += 1
-                slot.last_error = lease.error
-                slot.next_start = anyio.current_time() + backoff_delay(slot.failures, self.limits)
-                logger.warning("%s: session failed: %s", server, lease.error)
-            lease.conn = None
-            lease.recheck = False
-            lease.checked.set()
-            lease.ready.set()
-            lease.done.set()
-            slot.owned.discard(lease)
-            self._leases.discard(lease)
-            if slot.client is not None and slot.lease is lease and slot.in_flight == 0:
-                self._slots.pop((slot.server, slot.client), None)
+            self._ended(slot, lease)
+
+    def _ended(self, slot: Slot, lease: Lease) -> None:
+        """The runner of ``lease`` is done: count a failure, wake every waiter, let go."""
+        if lease.error is not None and not lease.stopping:
+            if lease.ready.is_set():
+                slot.crashes += 1
+            slot.failures += 1
+            slot.last_error = lease.error
+            slot.next_start = anyio.current_time() + backoff_delay(slot.failures, self.limits)
+            logger.warning("%s: session failed: %s", slot.server, lease.error)
+        lease.conn = None
+        lease.recheck = False
+        lease.checked.set()
+        lease.ready.set()
+        lease.done.set()
+        slot.owned.discard(lease)
+        self._leases.discard(lease)
+        if slot.client is not None and slot.lease is lease and slot.in_flight == 0:
+            self._slots.pop((slot.server, slot.client), None)
 
     async def _watch(self, slot: Slot, lease: Lease, conn: Connection) -> None:
         """An upstream that exits between calls is noticed at once, not by the next call."""

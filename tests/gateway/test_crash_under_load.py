@@ -90,3 +90,27 @@ async def test_an_upstream_killed_while_idle_is_noticed_at_once_and_the_next_cal
         with anyio.fail_after(10):  # not the 20 s call timeout
             again = await call(client, "chaos", "pid")
     assert not again.isError and int(text(again)) != pid
+
+
+async def test_every_call_in_flight_when_the_upstream_dies_is_answered_at_once(env: Env) -> None:
+    """The SDK answers the requests pending when a connection ends; the pool must not tear the
+    session down before it has (those calls would wait the whole call timeout)."""
+    proxy = env.proxy(limits=replace(FAST, call_timeout=30.0, max_in_flight=8))
+    async with connected(proxy) as client:
+        pid = int(text(await call(client, "chaos", "pid")))
+        answers: list[str] = []
+        all_answered = anyio.Event()
+
+        async def nap() -> None:
+            answers.append(text(await call(client, "chaos", "nap", {"seconds": 20})))
+            if len(answers) == 8:
+                all_answered.set()
+
+        async with anyio.create_task_group() as tg:
+            for _ in range(8):
+                tg.start_soon(nap)
+            await anyio.sleep(1.0)  # all eight are in the session
+            os.kill(pid, signal.SIGKILL)
+            with anyio.fail_after(8):  # far less than the 30 s call timeout
+                await all_answered.wait()
+    assert all("closed during the call" in a for a in answers), answers

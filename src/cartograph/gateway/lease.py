@@ -9,6 +9,8 @@ the concurrency bound, and the counters status reports (:func:`slot_health`).
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 import anyio
@@ -32,6 +34,26 @@ class Lease:
     timed_out: bool = False
     notices: int = 0
     changes: int = 0  # tools/list_changed notifications seen
+    calls: int = 0  # tools/call requests on this session not answered yet
+    quiet: anyio.Event = field(default_factory=anyio.Event)  # set when calls drops to 0
+
+    @contextmanager
+    def call(self) -> Iterator[None]:
+        """Count one request in flight on this session."""
+        if self.calls == 0:
+            self.quiet = anyio.Event()
+        self.calls += 1
+        try:
+            yield
+        finally:
+            self.calls -= 1
+            if self.calls == 0:
+                self.quiet.set()
+
+    async def drained(self) -> None:
+        """Until no request is in flight on this session."""
+        if self.calls:
+            await self.quiet.wait()
 
     def request_recheck(self) -> None:
         self.changes += 1

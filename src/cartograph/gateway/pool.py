@@ -41,6 +41,7 @@ logger = logging.getLogger(__name__)
 
 _SERVE_WAKE = 30.0  # how often an idle runner re-checks its idle deadline (seconds)
 _CLOSE_WAIT = 5.0  # how long a restart waits for the session it replaces to close (seconds)
+_DRAIN = 5.0  # how long a stopped session waits for its calls in flight to be answered
 
 
 class PooledGateway:
@@ -133,7 +134,7 @@ class PooledGateway:
                     continue
                 raise UpstreamError(slot.server, "the session closed twice in a row; retry later")
             try:
-                with anyio.fail_after(self.limits.call_timeout):
+                with anyio.fail_after(self.limits.call_timeout), lease.call():
                     result = await forward_call(
                         slot.server, lease.conn.session, tool, arguments, meta
                     )
@@ -269,6 +270,8 @@ class PooledGateway:
                         watch.start_soon(self._watch, slot, lease, conn)
                         await self._serve(slot, lease, conn)
                         watch.cancel_scope.cancel()
+                    with anyio.move_on_after(_DRAIN):  # the SDK answers them unless torn down
+                        await lease.drained()
             if sc.cancelled_caught and not lease.ready.is_set():
                 lease.error = f"did not start within {self.limits.start_timeout:g} s"
                 lease.timed_out = True

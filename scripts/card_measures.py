@@ -12,12 +12,17 @@ For the bootstrap cards of a snapshot (default: the fleet catalog, 2,598 tools) 
 
     PYTHONPATH=src .venv/bin/python scripts/card_measures.py [--snapshot F] [--cosine]
         [--cache F.npz] [--repeat 3] [--show 20] [--json OUT]
+        [--sample 30 --seed 17 --old OLD.json]   # the side-by-side table of docs/cards.md
+
+``--old`` is a JSON object ``{"server/tool": {"summary": ...}}`` written the same way by an
+earlier checkout (``--dump F`` writes one for this checkout).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import random
 import sys
 import time
 from pathlib import Path
@@ -92,6 +97,27 @@ def within_server_cosine(groups: list[list[str]], cache_path: Path | None) -> fl
     return float(np.mean(means))
 
 
+def _cell(text: str, limit: int = 220) -> str:
+    text = " ".join(text.split()).replace("|", "/")
+    return text if len(text) <= limit else text[: limit - 2].rsplit(" ", 1)[0] + " …"
+
+
+def sample_table(snapshot: Snapshot, cards: dict, old: dict, n: int, seed: int) -> str:
+    """Markdown: ``n`` fleet tools picked with ``seed``, publisher text, old and new summary."""
+    keys = [(s, t["name"]) for s in sorted(snapshot.servers) for t in snapshot.servers[s].tools]
+    picked = sorted(random.Random(seed).sample(keys, n))
+    rows = ["| tool | publisher description | old summary | new summary |", "|---|---|---|---|"]
+    for server, name in picked:
+        tool = next(t for t in snapshot.servers[server].tools if t["name"] == name)
+        entry = cards[server].card.tool(name)
+        before = old.get(f"{server}/{name}", {}).get("summary", "")
+        rows.append(
+            f"| {server}/{name} | {_cell(str(tool.get('description') or ''))} | "
+            f"{_cell(before)} | {_cell(entry.summary if entry else '')} |"
+        )
+    return "\n".join(rows)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     ap.add_argument("--snapshot", type=Path, default=FLEET)
@@ -100,6 +126,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--repeat", type=int, default=3, help="timed generation runs")
     ap.add_argument("--show", type=int, default=10, help="print this many failures of each")
     ap.add_argument("--json", type=Path, help="also write the figures here")
+    ap.add_argument("--sample", type=int, default=0, help="print a side-by-side table of N tools")
+    ap.add_argument("--seed", type=int, default=17)
+    ap.add_argument("--old", type=Path, help="summaries of an earlier checkout (for --sample)")
+    ap.add_argument("--dump", type=Path, help="write this checkout's summaries here")
     args = ap.parse_args(argv)
     snapshot: Snapshot = load_snapshot(args.snapshot)
     walls, cpus = [], []
@@ -110,6 +140,15 @@ def main(argv: list[str] | None = None) -> int:
         walls.append(time.perf_counter() - t0)
         cpus.append(time.process_time() - c0)
     tools = sum(len(g.card.tools) for g in cards.values())
+    if args.dump:
+        dump = {
+            f"{n}/{e.name}": {"summary": e.summary} for n, g in cards.items() for e in g.card.tools
+        }
+        args.dump.write_text(json.dumps(dump, indent=0) + "\n", encoding="utf-8")
+    if args.sample:
+        old = json.loads(args.old.read_text(encoding="utf-8")) if args.old else {}
+        print(sample_table(snapshot, cards, old, args.sample, args.seed))
+        return 0
     prose = prose_share(e.summary for g in cards.values() for e in g.card.tools)
     directives: list[str] = []
     runs: list[str] = []

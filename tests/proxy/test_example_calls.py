@@ -85,6 +85,12 @@ async def test_every_read_only_example_tool_accepts_its_card_example(
                 if answer.isError:
                     failures[where] = f"{json.dumps(arguments)} -> {text(answer)[:200]}"
 
+        with anyio.fail_after(60):
+            found = await client.call_tool("discover", {"task": "what time is it in Tokyo"})
+    shown = json.loads(text(found))
+    assert shown["tools"] and all("keywords" not in t for t in shown["tools"])  # ranking only
+    assert result.written["time"].tools[0].keywords  # ... though the card has them
+
     assert len(called) >= 30, called  # the eight servers have 35 such tools
     assert failures == {}
     assert len(missing) <= 0.1 * len(called), missing

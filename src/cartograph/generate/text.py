@@ -288,7 +288,7 @@ def filter_directives(text: str | None) -> Filtered:
         dropped.append(Dropped(body, f"<{match.group('tag').lower()}> block"))
         return "\n"
 
-    rest = _WRAPPED.sub(" ", _BLOCK.sub(_block, text))
+    rest = unwrap(_BLOCK.sub(_block, text))
     kept: list[str] = []
     for segment in _SEGMENT_SPLIT.split(rest):
         seg = segment.strip()
@@ -300,6 +300,11 @@ def filter_directives(text: str | None) -> Filtered:
         else:
             dropped.append(Dropped(" ".join(seg.split()), reason))
     return Filtered("\n".join(kept), tuple(dropped))
+
+
+def unwrap(text: str) -> str:
+    """``text`` with line breaks inside sentences (hard-wrapped text) read as spaces."""
+    return _WRAPPED.sub(" ", text)
 
 
 def directive_reason(segment: str) -> str | None:

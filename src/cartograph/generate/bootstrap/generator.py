@@ -32,7 +32,7 @@ from cartograph.generate.bootstrap.identity import product_of
 from cartograph.generate.bootstrap.prose import purpose_of
 from cartograph.generate.bootstrap.rewrite import break_runs
 from cartograph.generate.bootstrap.server import capability_text
-from cartograph.generate.bootstrap.siblings import CLOSE, closest, contrast
+from cartograph.generate.bootstrap.siblings import CLOSE, closest, closest_all, contrast
 from cartograph.generate.bootstrap.tool import (
     MAX_SHARED_RUN,
     ToolDraft,
@@ -277,10 +277,10 @@ def _summaries(
         for d in drafts
     ]
     counts = Counter(plain)
+    nearest = closest_all(profiles)
     summaries: list[str] = []
     contrasts: list[str] = []
-    for draft, text in zip(drafts, plain, strict=True):
-        found = closest(draft.profile, profiles)
+    for draft, text, found in zip(drafts, plain, nearest, strict=True):
         sentence = ""
         if found is not None and (found[1] >= CLOSE or counts[text] > 1):
             sentence = contrast(draft.profile, found[0])

@@ -85,7 +85,10 @@ def base_verb(word: str) -> str | None:
             stems.append(stem[:-1])  # "getting" -> "get"
     if low.endswith("ed") and len(low) > 4:
         stems += [low[:-2], low[:-1]]
-    return next((s for s in stems if s in KNOWN_VERBS), None)
+    found = next((s for s in stems if s in KNOWN_VERBS), None)
+    if found is None and low.endswith(("ize", "ise", "ify")) and len(low) > 5 and low.isalpha():
+        return low  # "capitalize", "normalise", "classify"
+    return found
 
 
 # A description talking about itself or its caller, before the verb it is about.
@@ -177,7 +180,7 @@ SWAPS: dict[str, str] = {
     "contains": "holds",
     "containing": "holding",
     "allowing": "letting",
-    "optionally": "if wanted",
+    "optionally": "possibly",
     "existing": "current",
     "based": "depending",
     "among": "between",
@@ -296,8 +299,6 @@ EXTRA: dict[str, str] = {
     "also": "as well",
     "every": "each",
     "list": "set",
-    "available": "on offer",
-    "current": "present",
 }
 
 WORDY: dict[str, str] = {"and": "as well as", "from": "out of"}

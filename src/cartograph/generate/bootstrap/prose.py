@@ -26,7 +26,7 @@ from cartograph.generate.bootstrap.phrasing import (
     base_verb,
 )
 from cartograph.generate.bootstrap.rewrite import CLAUSE_END, TRAILING, articles, core, trim
-from cartograph.generate.text import tokenise, wordset
+from cartograph.generate.text import tokenise, unwrap, wordset
 
 MAX_WORDS = 28
 """A longer sentence is cut at its last clause boundary before this many words."""
@@ -66,6 +66,11 @@ _DEFINITE = wordset(
     "current latest newest oldest first last next previous default full complete entire whole "
     "main top primary active"
 )
+_DEPRECATED = re.compile(
+    r"\bDEPRECATED\b|(?i:^\W*deprecated\b|\bis (?:now )?deprecated\b|\(deprecated\)|"
+    r"\bdeprecated\s*[:;-]|\bdeprecated\.)",
+    re.MULTILINE,
+)
 _CALLER_VERBS = wordset(
     "use call pass specify provide include set make ensure try do avoid prefer remember"
 )
@@ -91,7 +96,7 @@ def purpose_of(text: str, names: frozenset[str] = frozenset()) -> Purpose:
     tool's and product's name words, which a description may open with ("dbt run executes
     ...")."""
     cleaned = _clean(text)
-    deprecated = bool(re.search(r"\bdeprecated\b", cleaned, re.IGNORECASE))
+    deprecated = bool(_DEPRECATED.search(cleaned))
     found: list[tuple[str, str | None]] = []
     for raw in _SENTENCE.split(cleaned):
         sentence = LABELS.sub("", " ".join(raw.replace("\u2024", ".").split()).strip(" -–—:;,"))
@@ -103,7 +108,7 @@ def purpose_of(text: str, names: frozenset[str] = frozenset()) -> Purpose:
             sentence = _SUITS.sub("It suits ", sentence, count=1)
             found.append((sentence.rstrip(".") + ".", "suit"))
             break
-        normal = _normalise(sentence, cleaned, names)
+        normal = _normalise(sentence, cleaned, names, third=bool(found))
         if normal[0]:
             found.append(normal)
         if len(found) == 2:
@@ -112,12 +117,21 @@ def purpose_of(text: str, names: frozenset[str] = frozenset()) -> Purpose:
         return Purpose("", None, deprecated=deprecated)
     sentence, verb = found[0]
     short = len(sentence.split()) <= (4 if verb is None else 3)
-    if short and len(found) > 1 and (verb is None or found[1][1] is None):
+    joinable = len(found) > 1 and len(found[1][0].split()) >= 4 and found[1][0][:1].isalpha()
+    if short and joinable and (verb is None or found[1][1] is None):
         second = found[1][0]  # "Key Vault operations" + ": commands for managing ..."
-        sentence = f"{sentence.rstrip('.')}: {second[0].lower()}{second[1:]}"
+        head = second.split()[0]
+        if head[:1].isupper() and head[1:].islower():
+            second = second[0].lower() + second[1:]
+        sentence = f"{sentence.rstrip('.')}: {second}"
         found = found[:1]
     extra = ""
-    if len(found) > 1 and found[1][1] and found[1][1] not in _CALLER_VERBS:
+    if (
+        len(found) > 1
+        and found[1][1]
+        and found[1][1] not in _CALLER_VERBS
+        and found[1][0][:1].isalpha()
+    ):
         extra = found[1][0]
     return Purpose(sentence, verb, extra, deprecated)
 
@@ -128,7 +142,7 @@ _ADVERB = re.compile(r"^(?:[A-Za-z]+ly|also|then|now|just|first)\s+(?=[A-Za-z])"
 
 
 def _clean(text: str) -> str:
-    text = _ABBREVIATION.sub(lambda m: m.group(1).replace(".", "\u2024") + "\u2024", text)
+    text = _ABBREVIATION.sub(lambda m: m.group(1).replace(".", "\u2024") + "\u2024", unwrap(text))
     text = _BLOCKS.sub("\n", text)
     text = _TAG.sub(" ", text)
     text = _EMOJI.sub(" ", text)
@@ -142,9 +156,11 @@ def _is_shouting(sentence: str) -> bool:
 
 
 def _normalise(
-    sentence: str, context: str, names: frozenset[str] = frozenset()
+    sentence: str, context: str, names: frozenset[str] = frozenset(), *, third: bool = False
 ) -> tuple[str, str | None]:
-    """(imperative sentence, its verb) for one publisher sentence; ("", None) if empty."""
+    """(imperative sentence, its verb) for one publisher sentence; ("", None) if empty.
+    ``third``: a sentence that follows the first one keeps a third-person verb and says "It"
+    ("It supports pagination."), which reads as description rather than as an order."""
     text = _named_subject(sentence.rstrip(".!?;:, "), names)
     for _ in range(3):
         before = text
@@ -165,8 +181,12 @@ def _normalise(
     words = [w for w in text.split() if core(w).lower() not in MARKETING]
     if not words:
         return "", None
+    said = list(words)
     verb = _imperative(words, context)
-    if verb and len(words) > 2 and core(words[1]).lower() in _DEFINITE and words[1].islower():
+    first = core(said[0]).lower()
+    if third and verb and first != verb and first.endswith("s") and base_verb(first):
+        words = ["It", first, *said[1:]]  # "Supports pagination" -> "It supports pagination"
+    elif verb and len(words) > 2 and core(words[1]).lower() in _DEFINITE and words[1].islower():
         words.insert(1, "the")  # "Get current time" -> "Get the current time"
     words = _cut(words)
     if not words:
@@ -249,14 +269,15 @@ def _drop_subject(words: list[str]) -> bool:
 _NOT_VERBS = wordset("data list set name record report map order process state")
 
 
-def _cut(words: list[str], limit: int = MAX_WORDS) -> list[str]:
-    """At most ``limit`` words, cut after a clause boundary where there is one."""
+def _cut(words: list[str], limit: int = MAX_WORDS, *, boundary_only: bool = False) -> list[str]:
+    """At most ``limit`` words, cut after a clause boundary where there is one (else, with
+    ``boundary_only``, nothing)."""
     if len(words) <= limit:
         return words
     for end in range(limit, 5, -1):
         if CLAUSE_END.search(words[end - 1]) or core(words[end]).lower() in ("which", "that"):
             return trim(words[:end])
-    return trim(words[:limit])
+    return [] if boundary_only else trim(words[:limit])
 
 
 def shorten(sentence: str, limit: int) -> str:
@@ -264,5 +285,5 @@ def shorten(sentence: str, limit: int) -> str:
     words = sentence.split()
     if len(words) <= limit:
         return sentence
-    cut = _cut(words, limit)
+    cut = _cut(words, limit, boundary_only=True)
     return " ".join(cut).rstrip(".,;:") + "." if cut else ""

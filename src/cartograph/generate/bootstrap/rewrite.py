@@ -250,6 +250,8 @@ def _swap(
                 continue
             if core(words[i])[:1].isupper() and not _opens(words, i):
                 continue  # part of a name ("Price List API")
+            if low == "in" and _IDIOM.search(" ".join(words[i + 1 : i + 5])):
+                continue  # "in a detailed manner", "in order to"
             if low == "single" and not (i > 0 and core(words[i - 1]).lower() in ("a", "an")):
                 continue
             if low == "single":
@@ -261,6 +263,9 @@ def _swap(
             done.add(i)
             return True
     return False
+
+
+_IDIOM = re.compile(r"\b(?:manner|way|order|detail|general|particular|case|fact|short)\b", re.I)
 
 
 def _opens(words: list[str], i: int) -> bool:

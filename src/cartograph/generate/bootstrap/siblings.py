@@ -104,6 +104,35 @@ def closest(me: Profile, others: Sequence[Profile]) -> tuple[Profile, float] | N
     return best
 
 
+def closest_all(profiles: Sequence[Profile]) -> list[tuple[Profile, float] | None]:
+    """:func:`closest` for every profile against all the others, through an index of who
+    holds which word (a server of 3,000 tools is not 9 million comparisons)."""
+    holders: dict[str, list[int]] = {}
+    for i, p in enumerate(profiles):
+        for w in p.words:
+            holders.setdefault(w, []).append(i)
+    out: list[tuple[Profile, float] | None] = []
+    for i, me in enumerate(profiles):
+        shared: dict[int, int] = {}
+        for w in me.words:
+            for j in holders[w]:
+                if j != i:
+                    shared[j] = shared.get(j, 0) + 1
+        best: tuple[Profile, float] | None = None
+        for j, n in shared.items():
+            other = profiles[j]
+            if other.name == me.name:
+                continue
+            score = n / (len(me.words) + len(other.words) - n)
+            if best is None or score > best[1] or (score == best[1] and other.name < best[0].name):
+                best = (other, score)
+        if best is None:
+            others = [p for p in profiles if p.name != me.name]
+            best = (min(others, key=lambda p: p.name), 0.0) if others else None
+        out.append(best)
+    return out
+
+
 def contrast(me: Profile, other: Profile, *, lead: str = "Unlike") -> str:
     """One sentence on what sets ``me`` apart from ``other``; ``""`` when nothing does.
     ``lead``: "Unlike" for the sibling contrast every card gets, "Compared with" for the

@@ -266,7 +266,11 @@ def _extra(purpose: Purpose, sentence: str, grams: frozenset[tuple[str, ...]]) -
     if not purpose.extra or len(content_words(sentence)) >= _SHORT_SENTENCE:
         return ""
     extra = shorten(purpose.extra, _EXTRA_WORDS)
-    return (break_runs(extra, grams, MAX_SHARED_RUN) or "") if extra else ""
+    said = set(content_words(purpose.sentence))
+    again = content_words(extra)
+    if not again or sum(w in said for w in again) >= 0.6 * len(again):
+        return ""  # nothing, or the publisher saying the same thing twice
+    return break_runs(extra, grams, MAX_SHARED_RUN) or ""
 
 
 def _and(items: Sequence[str]) -> str:

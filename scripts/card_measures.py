@@ -97,6 +97,23 @@ def within_server_cosine(groups: list[list[str]], cache_path: Path | None) -> fl
     return float(np.mean(means))
 
 
+def cosines(snapshot: Snapshot, cards: dict, cache: Path | None) -> dict[str, float]:
+    """Mean within-server cosine of the cards' dense texts, of the same documents built from
+    the publisher's descriptions, and of the bare descriptions."""
+    card_groups, raw_groups, desc_groups = [], [], []
+    for name in sorted(cards):
+        card = cards[name].card
+        raw = raw_card(name, snapshot.servers[name].tools)
+        card_groups.append([tool_document(card, e).dense for e in card.tools])
+        raw_groups.append([tool_document(raw, e).dense for e in raw.tools])
+        desc_groups.append([e.summary for e in raw.tools])
+    return {
+        "cosine_cards": round(within_server_cosine(card_groups, cache), 4),
+        "cosine_publisher_docs": round(within_server_cosine(raw_groups, cache), 4),
+        "cosine_publisher_descriptions": round(within_server_cosine(desc_groups, cache), 4),
+    }
+
+
 def _cell(text: str, limit: int = 220) -> str:
     text = " ".join(text.split()).replace("|", "/")
     return text if len(text) <= limit else text[: limit - 2].rsplit(" ", 1)[0] + " …"
@@ -167,18 +184,7 @@ def main(argv: list[str] | None = None) -> int:
         "gen_cpu_s": round(min(cpus), 2),
     }
     if args.cosine:
-        card_groups, raw_groups, desc_groups = [], [], []
-        for name in sorted(cards):
-            card = cards[name].card
-            raw = raw_card(name, snapshot.servers[name].tools)
-            card_groups.append([tool_document(card, e).dense for e in card.tools])
-            raw_groups.append([tool_document(raw, e).dense for e in raw.tools])
-            desc_groups.append([e.summary for e in raw.tools])
-        out["cosine_cards"] = round(within_server_cosine(card_groups, args.cache), 4)
-        out["cosine_publisher_docs"] = round(within_server_cosine(raw_groups, args.cache), 4)
-        out["cosine_publisher_descriptions"] = round(
-            within_server_cosine(desc_groups, args.cache), 4
-        )
+        out.update(cosines(snapshot, cards, args.cache))
     for key, value in out.items():
         print(f"{key:30s} {value}")
     for label, items in (

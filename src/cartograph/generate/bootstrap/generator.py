@@ -28,7 +28,7 @@ from cartograph.cards.model import (
     ToolEntry,
     ToolExample,
 )
-from cartograph.generate.bootstrap.identity import product_of
+from cartograph.generate.bootstrap.identity import Product, product_of
 from cartograph.generate.bootstrap.prose import purpose_of
 from cartograph.generate.bootstrap.rewrite import break_runs
 from cartograph.generate.bootstrap.server import capability_text
@@ -122,33 +122,29 @@ def generate_card(
         server_warnings.append(
             f"dropped {instr_dropped} model-directed segment(s) of the server instructions"
         )
-    tasks = _sample_tasks(drafts)
-    cap_summary, cap_usage, domains = capability_text(
-        product, [d.facts for d in drafts], tasks, about, summaries[0] if len(drafts) == 1 else ""
-    )
-    cap_summary = guarded(grams, lambda: cap_summary, lambda: f"{product.named}.")
-    cap_usage = guarded(
-        grams, lambda: cap_usage, lambda: capability_text(product, [d.facts for d in drafts], [])[1]
-    )
+    capability = _capability(product, drafts, summaries, about, grams)
     entries: list[ToolEntry] = []
     reports: list[ToolReport] = []
     for tool, draft, summary, other in zip(server.tools, drafts, summaries, compare, strict=True):
-        entry = _entry(tool, draft, summary, other, domains)
-        warnings = list(draft.warnings)
-        kept = [
-            ex for ex in entry.examples if not _schema_problem(entry.input_schema, ex.arguments)
-        ]
-        if len(kept) < len(entry.examples):
-            problem = _schema_problem(entry.input_schema, entry.examples[0].arguments)
-            entry = entry.model_copy(update={"examples": kept})
-            if not kept:
-                warnings.append(f"no example: its arguments would not validate ({problem})")
+        entry, warnings = _checked(_entry(tool, draft, summary, other, capability.domains), draft)
         entries.append(entry)
-        reports.append(ToolReport(draft.name, draft.dropped, tuple(warnings)))
+        reports.append(ToolReport(draft.name, draft.dropped, warnings))
         for d in draft.dropped:
             logger.info("%s/%s: dropped %s text: %.60s", server.name, draft.name, d.reason, d.text)
 
-    card = Card(
+    card = _card(server, capability, entries, created_at, snapshot_hash)
+    report = GenerationReport(server.name, tuple(reports), tuple(server_warnings))
+    return GeneratedCard(card, report)
+
+
+def _card(
+    server: ServerSnapshot,
+    capability: Capability,
+    entries: list[ToolEntry],
+    created_at: str,
+    snapshot_hash: str | None,
+) -> Card:
+    return Card(
         identity=Identity(
             server=server.name,
             transport=server.transport if server.transport in _TRANSPORTS else "unknown",  # type: ignore[arg-type]
@@ -157,7 +153,7 @@ def generate_card(
             package=server.package,
             version=server.version or _info_str(server, "version"),
         ),
-        capability=Capability(summary=cap_summary, usage=cap_usage, domains=domains),
+        capability=capability,
         tools=entries,
         provenance=Provenance(
             generator=GENERATOR_NAME,
@@ -168,8 +164,37 @@ def generate_card(
             instructions_hash=sha256_text(server.instructions) if server.instructions else None,
         ),
     )
-    report = GenerationReport(server.name, tuple(reports), tuple(server_warnings))
-    return GeneratedCard(card, report)
+
+
+def _capability(
+    product: Product,
+    drafts: list[ToolDraft],
+    summaries: list[str],
+    about: str,
+    grams: frozenset[tuple[str, ...]],
+) -> Capability:
+    """The server's capability block, guarded like every other field."""
+    facts = [d.facts for d in drafts]
+    only = summaries[0] if len(drafts) == 1 else ""
+    summary, usage, domains = capability_text(product, facts, _sample_tasks(drafts), about, only)
+    return Capability(
+        summary=guarded(grams, lambda: summary, lambda: f"{product.named}."),
+        usage=guarded(grams, lambda: usage, lambda: capability_text(product, facts, [])[1]),
+        domains=domains,
+    )
+
+
+def _checked(entry: ToolEntry, draft: ToolDraft) -> tuple[ToolEntry, tuple[str, ...]]:
+    """``entry`` without examples whose arguments do not validate, and the tool's warnings
+    (saying why when no example is left)."""
+    warnings = list(draft.warnings)
+    kept = [ex for ex in entry.examples if not _schema_problem(entry.input_schema, ex.arguments)]
+    if len(kept) < len(entry.examples):
+        problem = _schema_problem(entry.input_schema, entry.examples[0].arguments)
+        entry = entry.model_copy(update={"examples": kept})
+        if not kept:
+            warnings.append(f"no example: its arguments would not validate ({problem})")
+    return entry, tuple(warnings)
 
 
 def _entry(

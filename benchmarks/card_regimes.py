@@ -41,7 +41,7 @@ from cartograph.generate.llm.client import LLMSettings
 from cartograph.generate.llm.generator import generate_llm_cards
 from cartograph.index import ToolIndex, load_embedder
 from cartograph.rift import analyze
-from cartograph.rift.workspace import tools_from_cards
+from cartograph.rift.workspace import discover_ranker, tools_from_cards
 from cartograph.upstream.snapshot import Snapshot, load_snapshot
 
 REPO = Path(__file__).resolve().parents[1]
@@ -125,7 +125,8 @@ def evaluate(cards: dict[str, Card], queries: list[EvalQuery], embedder, llm_ser
     def embed(texts: list[str]) -> np.ndarray:
         return index.embed_queries(texts)
 
-    rift = analyze(tools, np.asarray(index.tool_vectors, dtype=np.float32), embed)
+    vectors = np.asarray(index.tool_vectors, dtype=np.float32)
+    rift = analyze(tools, vectors, embed, None, discover_ranker(index))
     lengths: dict[str, list[int]] = {}
     for doc in index.documents:
         entry = cards[doc.server].tool(doc.tool)

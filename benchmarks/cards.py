@@ -19,8 +19,8 @@ from pathlib import Path
 
 from cartograph.canonical import canonical
 from cartograph.cards.seal import sign_card, verify_card
-from cartograph.cards.store import load_verified, write_card
 from cartograph.generate.bootstrap.generator import generate_card
+from cartograph.storage.files import FileStore
 from cartograph.trust.keys import OperatorKey
 from cartograph.trust.store import TrustStore
 from cartograph.upstream.snapshot import load_snapshot
@@ -45,6 +45,7 @@ def main() -> int:
     gen_t, sign_t, verify_t, canon_t, load_t = [], [], [], [], []
     tmp = Path(tempfile.mkdtemp(prefix="cartograph-bench-"))
     ws = Workspace(tmp)
+    store = FileStore(ws, history=20)
     for _ in range(args.repeat):
         t0 = time.perf_counter()
         unsigned = [
@@ -61,9 +62,9 @@ def main() -> int:
             canonical(c.unsigned_payload())
         t4 = time.perf_counter()
         for c in signed:
-            write_card(ws, c)
+            store.write_card(c)
         t5 = time.perf_counter()
-        loaded = load_verified(ws, trust)
+        loaded = store.load_verified(trust)
         load_t.append(time.perf_counter() - t5)
         assert len(loaded.cards) == len(signed) and not loaded.failures
         gen_t.append(t1 - t0)

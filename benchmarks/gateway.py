@@ -137,6 +137,7 @@ async def prepare_workspace(home: Path, config: Path, server: str) -> None:
     from cartograph.config import load_config
     from cartograph.generate.attest import attest_snapshot
     from cartograph.index import open_index
+    from cartograph.storage import open_store
     from cartograph.trust.lifecycle import init_key
     from cartograph.upstream.connect import snapshot_servers
     from cartograph.workspace import Workspace
@@ -147,8 +148,9 @@ async def prepare_workspace(home: Path, config: Path, server: str) -> None:
     outcome = await snapshot_servers({server: fleet.servers[server]}, timeout=60)
     if outcome.failures:
         raise SystemExit(f"cannot snapshot {server}: {outcome.failures[server]}")
-    attest_snapshot(ws, outcome.snapshot, key)
-    open_index(ws)
+    store = open_store(ws)
+    attest_snapshot(ws, outcome.snapshot, key, store=store)
+    open_index(ws, store)
 
 
 def fastmcp_python() -> Path | None:

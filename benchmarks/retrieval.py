@@ -34,11 +34,23 @@ from cartograph.canonical import sha256_json, sha256_text
 from cartograph.cards.model import Capability, Card, Identity, Provenance, ToolEntry
 from cartograph.evaluate import EvalQuery, load_queries, parse_query, run_eval
 from cartograph.generate.bootstrap.generator import generate_cards
-from cartograph.index import DEFAULT_METHOD, METHODS, Embedder, ToolIndex, load_embedder
+from cartograph.index import (
+    DEFAULT_METHOD,
+    METHODS,
+    Embedder,
+    MatrixVectors,
+    ToolIndex,
+    load_embedder,
+)
 from cartograph.upstream.snapshot import Snapshot, load_snapshot
 
 REPO = Path(__file__).resolve().parents[1]
 DATASETS = ("livemcpbench", "union", "bfcl-live", "metatool", "fleet")
+# The honest protocol's parts (benchmarks/protocol.py): choose on tune parts and the fleet dev
+# set, report test parts.
+TEST_PARTS = ("livemcpbench", "union", "union-lenient", "bfcl-live-test", "metatool-test")
+TUNE_PARTS = ("bfcl-live-tune", "metatool-tune", "fleet")
+ALL_SETS = tuple(dict.fromkeys(DATASETS + TEST_PARTS + TUNE_PARTS))
 METATOOL_SAMPLE = 1000
 
 
@@ -46,11 +58,31 @@ def dataset_files(name: str) -> tuple[Path, Path]:
     root = shared_dir()
     if name == "fleet":
         return root / "fleet" / "catalog.json", REPO / "benchmarks" / "queries" / "fleet_dev.jsonl"
-    folder = {"bfcl-live": "bfcl"}.get(name, name)
+    folder = name.split("-")[0]
     return root / "corpus" / folder / "tools.jsonl", root / "corpus" / folder / "queries.jsonl"
 
 
+def part_queries(name: str, path: Path) -> list[EvalQuery]:
+    """The queries of one protocol part (see benchmarks/protocol.py)."""
+    import protocol
+
+    rows = protocol.read_jsonl(path)
+    if name.startswith("bfcl-live-"):
+        rows = [r for r in protocol.split_rows("bfcl", rows, name.rsplit("-", 1)[1]) if r["live"]]
+    elif name == "metatool-test":
+        rows = protocol.metatool_test_sample(rows)
+    elif name == "metatool-tune":
+        tune = protocol.split_rows("metatool", rows, "tune")
+        rows = random.Random(protocol.SEED).sample(tune, min(METATOOL_SAMPLE, len(tune)))
+    elif name == "union-lenient":
+        rows = protocol.lenient_rows(rows, protocol.read_jsonl(path.with_name("tools.jsonl")))
+    rows = [r for r in rows if r.get("relevant")]  # unlabelled tasks are skipped, as elsewhere
+    return [parse_query(r, f"{path}:{r['id']}", r["id"]) for r in rows]
+
+
 def dataset_queries(name: str, path: Path) -> list[EvalQuery]:
+    if name in TEST_PARTS[2:] or name in TUNE_PARTS[:2]:
+        return part_queries(name, path)
     if name == "bfcl-live":
         rows = [json.loads(line) for line in path.open(encoding="utf-8") if line.strip()]
         return [parse_query(r, f"{path}:{r['id']}", r["id"]) for r in rows if r.get("live")]
@@ -194,7 +226,13 @@ def fmt_row(cells: Sequence[object], widths: Sequence[int]) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--datasets", nargs="+", default=list(DATASETS), choices=DATASETS)
+    ap.add_argument("--datasets", nargs="+", default=list(DATASETS), choices=ALL_SETS)
+    ap.add_argument(
+        "--parts",
+        choices=["test", "tune"],
+        default=None,
+        help="the protocol's test parts (report) or tune parts (choose); overrides --datasets",
+    )
     ap.add_argument("--methods", nargs="+", default=list(METHODS), choices=METHODS)
     ap.add_argument("--texts", nargs="+", default=["cards"], choices=["cards", "raw"])
     ap.add_argument("--embedders", nargs="+", default=["minilm"], help="specs, or 'e5'")
@@ -222,6 +260,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="only compare the exact and int8 MiniLM backends on DATASET",
     )
     args = ap.parse_args(argv)
+    if args.parts:
+        args.datasets = list(TEST_PARTS if args.parts == "test" else TUNE_PARTS)
     if args.render:
         rendered = [r for f in args.render for r in json.loads(f.read_text(encoding="utf-8"))]
         keys = list(
@@ -367,7 +407,7 @@ def synthetic_index(base: ToolIndex, n: int, seed: int = 0) -> tuple[ToolIndex, 
     srv_vecs = np.tile(base.server_vectors, (reps, 1))[used]
     index = ToolIndex(
         tool_ids=[(d.server, d.tool) for d in docs],
-        tool_vectors=vecs,
+        vectors=MatrixVectors(vecs),
         servers=servers,
         tool_server=tool_server,
         centroids=_centroids(vecs, tool_server, len(servers)),
@@ -376,7 +416,7 @@ def synthetic_index(base: ToolIndex, n: int, seed: int = 0) -> tuple[ToolIndex, 
         server_documents=[base.server_documents[i % len(base.servers)] for i in used],
         lexical=Lexical.build(d.lexical for d in docs),
         embedder=base.embedder,
-        card_digest="synthetic",
+        card_set_digest="synthetic",
     )
     return index, time.perf_counter() - t0
 

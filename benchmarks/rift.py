@@ -33,11 +33,11 @@ import numpy as np
 
 from cartograph.cards.model import Card
 from cartograph.generate.bootstrap.generator import generate_cards
-from cartograph.index import ToolIndex, card_digest, embed_queries, load_embedder
+from cartograph.index import ToolIndex, card_set_digest, embed_queries, load_embedder
 from cartograph.index.tool_index import read_manifest
 from cartograph.rift import RiftConfig, RiftReport, analyze
 from cartograph.rift.analyze import RiftTool
-from cartograph.rift.workspace import tools_from_cards
+from cartograph.rift.workspace import discover_ranker, tools_from_cards
 from cartograph.upstream.snapshot import Snapshot, load_snapshot
 
 REPO = Path(__file__).resolve().parent.parent
@@ -47,6 +47,8 @@ CORPORA = {
     "core": SHARED / "fleet" / "catalog.json",
     "livemcpbench": SHARED / "corpus" / "livemcpbench" / "tools.jsonl",
     "union": SHARED / "corpus" / "union" / "tools.jsonl",
+    "callnavi": SHARED / "corpus" / "train" / "callnavi" / "tools.jsonl",
+    "seal_tools": SHARED / "corpus" / "train" / "seal_tools" / "tools.jsonl",
 }
 METHODS = {
     "rift": RiftConfig(),
@@ -73,7 +75,7 @@ def build_index(
     name: str, cards: dict[str, Card], spec: str | None, cache: Path, reuse: bool = False
 ) -> tuple[ToolIndex, float, bool]:
     embedder = load_embedder(spec)
-    digest = card_digest(cards)
+    digest = card_set_digest(cards)
     where = cache / f"{name}-{embedder.name}"
     try:
         if read_manifest(where)["card_digest"] == digest:
@@ -98,7 +100,7 @@ def run_method(
 
     tracemalloc.start()
     t0 = time.perf_counter()
-    report = analyze(tools, vectors, embed, cfg)
+    report = analyze(tools, vectors, embed, cfg, discover_ranker(index))
     wall = time.perf_counter() - t0
     _, peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()

@@ -83,10 +83,9 @@ class TimedEmbedder:
 
 def build(args: argparse.Namespace) -> dict[str, Any]:
     from cartograph.cards.seal import sign_card
-    from cartograph.cards.store import write_card
     from cartograph.generate.bootstrap.generator import generate_cards
     from cartograph.index import ToolIndex, load_embedder
-    from cartograph.storage import pg_store
+    from cartograph.storage import open_store
     from cartograph.storage.pg_index_sync import sync_index
     from cartograph.trust.keys import OperatorKey
     from cartograph.workspace import Workspace
@@ -112,12 +111,14 @@ def build(args: argparse.Namespace) -> dict[str, Any]:
     key_pem = key.public_key.public_bytes(*_pem())
     file_ws.public_key.write_bytes(key_pem)
     t = time.perf_counter()
+    file_store = open_store(file_ws)
     for card in cards.values():
-        write_card(file_ws, card)
+        file_store.write_card(card)
     out["file_cards_write_s"] = time.perf_counter() - t
     t = time.perf_counter()
+    pg_store = open_store(pg_ws)
     for card in cards.values():
-        write_card(pg_ws, card)
+        pg_store.write_card(card)
     out["pg_cards_write_s"] = time.perf_counter() - t
     embedder = TimedEmbedder(load_embedder(args.embedder))
     t = time.perf_counter()
@@ -128,7 +129,7 @@ def build(args: argparse.Namespace) -> dict[str, Any]:
     index.save(file_ws.index_dir)
     out["file_index_s"] += time.perf_counter() - t
     t = time.perf_counter()
-    sync_index(pg_store(pg_ws).db, cards, embedder)  # type: ignore[arg-type]
+    sync_index(pg_store.db, cards, embedder)  # type: ignore[attr-defined,arg-type]
     out["pg_index_s"] = time.perf_counter() - t  # COPY + HNSW build (embeddings reused)
     queries = synthetic_queries(snapshot, args.queries)
     (work / "queries.json").write_text(json.dumps([q.__dict__ for q in queries]))
@@ -150,15 +151,16 @@ def search_worker(
 ) -> dict[str, Any]:
     """In a fresh process: open the index as a replica does, then time discover."""
     from cartograph.index import load_embedder, open_index_with_status
+    from cartograph.storage import open_store
     from cartograph.workspace import Workspace
 
     ws = Workspace(work / "home", store=store)
     embedder = load_embedder(embedder_spec)
     t = time.perf_counter()
-    index, status = open_index_with_status(ws, embedder)
+    index, status = open_index_with_status(ws, open_store(ws), embedder)
     opened = time.perf_counter() - t
     if exact_max is not None:
-        index.exact_max = exact_max  # type: ignore[attr-defined]
+        index.vectors.exact_max = exact_max  # type: ignore[attr-defined]
     queries = json.loads((work / "queries.json").read_text())
     for q in queries[:5]:
         index.search(q["text"], 5, "hybrid")  # warm up

@@ -26,12 +26,12 @@ from typing import Any
 import anyio
 from click.testing import CliRunner
 
-from cartograph.cards.store import load_verified
 from cartograph.cli import main as cli
 from cartograph.evaluate.tokenizers import TOKENIZERS, load_tokenizer
 from cartograph.evaluate.tokens import TokenReport, example_tasks, measure
 from cartograph.generate.attest import attest_snapshot
 from cartograph.index import open_index
+from cartograph.storage import load_verified, open_store
 from cartograph.trust.lifecycle import init_key
 from cartograph.upstream.snapshot import load_snapshot, save_snapshot
 from cartograph.workspace import Workspace
@@ -53,8 +53,9 @@ def fleet_catalog(root: Path) -> Workspace:
     ws = Workspace(root).ensure()
     snapshot = load_snapshot(CATALOG)
     save_snapshot(snapshot, ws.snapshots_dir / "catalog.json")
-    attest_snapshot(ws, snapshot, init_key(ws))
-    open_index(ws)
+    store = open_store(ws)
+    attest_snapshot(ws, snapshot, init_key(ws), store=store)
+    open_index(ws, store)
     return ws
 
 

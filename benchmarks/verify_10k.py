@@ -38,7 +38,7 @@ SHARED = Path(os.environ.get("CARTOGRAPH_SHARED", REPO.parent / "shared"))
 
 MEASURE = r"""
 import json, os, resource, sys, time
-from cartograph.cards.store import load_verified
+from cartograph.storage import load_verified
 from cartograph.workspace import Workspace
 ws = Workspace(__import__("pathlib").Path(sys.argv[1]))
 c0 = time.process_time(); t0 = time.perf_counter()
@@ -52,8 +52,8 @@ print(json.dumps({"wall": wall, "cpu": cpu, "helper_cpu": child.ru_utime + child
 
 def build(home: Path, n_cards: int, catalog: Path) -> dict[str, float]:
     from cartograph.cards.seal import sign_card
-    from cartograph.cards.store import write_card
     from cartograph.generate.bootstrap.generator import generate_cards
+    from cartograph.storage import open_store
     from cartograph.trust.lifecycle import init_key
     from cartograph.trust.revocation import revoke_key
     from cartograph.upstream.snapshot import load_snapshot
@@ -85,12 +85,13 @@ def build(home: Path, n_cards: int, catalog: Path) -> dict[str, float]:
             signed.append(sign_card(card, key))
         replica += 1
     t2 = time.perf_counter()
+    store = open_store(ws)
     for card in signed:
-        write_card(ws, card)
+        store.write_card(card)
         text = json.dumps(card.model_dump(mode="json"), indent=2, ensure_ascii=False) + "\n"
         pretty.card_path(card.identity.server).write_text(text, encoding="utf-8")
     t3 = time.perf_counter()
-    sizes = [p.stat().st_size for p in ws.cards_dir.iterdir()]
+    sizes = [p.stat().st_size for p in ws.cards_dir.glob("*.card.json")]
     return {
         "generate_s": t1 - t0,
         "sign_s": t2 - t1,

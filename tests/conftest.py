@@ -1,5 +1,8 @@
 """Shared fixtures: the anyio backend, the example fleet (installed once), the example config.
 
+The test kits live in tests/support/ (on pytest's ``pythonpath``) and are imported by name
+(``from proxykit import ...``); their fixtures are registered here, once for every test.
+
 Tests that need the installed fleet take the ``example_config`` (or ``fleet_dir``) fixture and
 carry ``@pytest.mark.fleet``; the first such test in a session runs ``scripts/install-fleet.sh``,
 which is idempotent and skips what is already installed.
@@ -13,8 +16,10 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from accesskit import served  # noqa: F401  (fixture: a real `serve --transport http` with keys)
 from pgkit import pg_server, pg_url  # noqa: F401  (fixtures: a real PostgreSQL + pgvector)
 from processkit import child_pids
+from proxykit import env, golden_home  # noqa: F401  (fixtures: signed chaos-upstream workspaces)
 
 REPO = Path(__file__).resolve().parent.parent
 EXAMPLE_CONFIG = REPO / "examples" / "mcp.json"

@@ -112,8 +112,9 @@ def test_bootstrap_one_server_leaves_the_others_untouched(fleet_home, tmp_path):
     copy = tmp_path / "one"
     shutil.copytree(home, copy)
     before = {p.name: p.read_bytes() for p in (copy / "cards").iterdir()}
-    result = run("bootstrap", "--from-snapshot", str(CATALOG), "--server", "time", "--no-index",
-                 home=copy)
+    result = run(
+        "bootstrap", "--from-snapshot", str(CATALOG), "--server", "time", "--no-index", home=copy
+    )
     assert result.exit_code == 0, result.output
     after = {p.name: p.read_bytes() for p in (copy / "cards").iterdir()}
     changed = {n for n in before if before[n] != after[n]}
@@ -123,8 +124,15 @@ def test_bootstrap_one_server_leaves_the_others_untouched(fleet_home, tmp_path):
 def test_bootstrap_unknown_server_is_a_usage_error(tmp_path):
     snap = tmp_path / "s.jsonl"
     snap.write_text('{"server": "a", "tool": "t", "description": "d"}\n')
-    result = run("bootstrap", "--from-snapshot", str(snap), "--server", "nope", "--no-index",
-                 home=tmp_path / "h")
+    result = run(
+        "bootstrap",
+        "--from-snapshot",
+        str(snap),
+        "--server",
+        "nope",
+        "--no-index",
+        home=tmp_path / "h",
+    )
     assert result.exit_code == 2
     assert "nope" in result.output
 
@@ -136,15 +144,32 @@ def test_bootstrap_real_example_fleet_with_a_broken_entry(example_config, tmp_pa
     config["mcpServers"]["broken"] = {"command": "/nonexistent/mcp-server-that-is-not-there"}
     broken_config = tmp_path / "mcp.json"
     broken_config.write_text(json.dumps(config))
-    result = run("bootstrap", "--config", str(broken_config), "--no-index", "--json",
-                 home=tmp_path / "home")
+    result = run(
+        "bootstrap", "--config", str(broken_config), "--no-index", "--json", home=tmp_path / "home"
+    )
     assert result.exit_code == 0, result.output
     report = json.loads(result.stdout)
-    assert set(report["cards"]) == {"filesystem", "memory", "everything", "sequential-thinking",
-                                    "time", "fetch", "git", "sqlite"}
+    assert set(report["cards"]) == {
+        "filesystem",
+        "memory",
+        "everything",
+        "sequential-thinking",
+        "time",
+        "fetch",
+        "git",
+        "sqlite",
+    }
     assert set(report["failed"]) == {"broken"}
     assert "nonexistent" in report["failed"]["broken"]["error"]
     assert all(c["tools"] > 0 for c in report["cards"].values())
-    strict = run("bootstrap", "--config", str(example_config), "--server", "time", "--strict",
-                 "--no-index", home=tmp_path / "home")
+    strict = run(
+        "bootstrap",
+        "--config",
+        str(example_config),
+        "--server",
+        "time",
+        "--strict",
+        "--no-index",
+        home=tmp_path / "home",
+    )
     assert strict.exit_code == 0, strict.output

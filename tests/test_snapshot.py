@@ -19,10 +19,18 @@ SHARED = Path(__file__).resolve().parents[2] / "shared"
 
 
 def test_our_format_round_trips(tmp_path):
-    snap = Snapshot(servers={"a": ServerSnapshot(
-        name="a", tools=[{"name": "t", "inputSchema": {"type": "object"}, "x-extra": [1]}],
-        server_info={"name": "A", "version": "1"}, instructions="hi", transport="stdio",
-        endpoint="a-server")})
+    snap = Snapshot(
+        servers={
+            "a": ServerSnapshot(
+                name="a",
+                tools=[{"name": "t", "inputSchema": {"type": "object"}, "x-extra": [1]}],
+                server_info={"name": "A", "version": "1"},
+                instructions="hi",
+                transport="stdio",
+                endpoint="a-server",
+            )
+        }
+    )
     path = save_snapshot(snap, tmp_path / "s.json")
     again = load_snapshot(path)
     assert again.servers["a"].tools == snap.servers["a"].tools

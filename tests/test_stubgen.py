@@ -14,10 +14,10 @@ import anyio
 import pytest
 from click.testing import CliRunner
 
-from cartograph.cards.store import load_verified
+from cartograph.cards.seal import card_version_digest
 from cartograph.cli import main
-from cartograph.gateway.drift import card_digest
 from cartograph.generate.attest import attest_snapshot
+from cartograph.storage import load_verified, open_store
 from cartograph.stubgen import module_names, write_package
 from cartograph.stubgen.typing_ import TypeMapper, docstring, identifier
 from cartograph.trust.lifecycle import init_key
@@ -125,7 +125,7 @@ def test_example_fleet_stubs_type_check_regenerate_stably_and_call_the_time_serv
     monkeypatch.syspath_prepend(str(tmp_path))
     package = importlib.import_module("fleetstubs")
     time_stubs = importlib.import_module("fleetstubs.time")
-    assert card_digest(card) == time_stubs.CARD_DIGEST
+    assert card_version_digest(card) == time_stubs.CARD_DIGEST
     entry = card.tool("get_current_time")
     assert entry is not None and entry.summary in (time_stubs.get_current_time.__doc__ or "")
 
@@ -161,7 +161,7 @@ def test_stubs_of_servers_that_are_gone_are_removed(fleet_home: Path, tmp_path: 
 @pytest.mark.skipif(not CATALOG.is_file(), reason="fleet catalog not present in ../shared")
 def test_fleet_catalog_stubs_type_check(tmp_path: Path) -> None:
     ws = Workspace(tmp_path / "home").ensure()
-    result = attest_snapshot(ws, load_snapshot(CATALOG), init_key(ws))
+    result = attest_snapshot(ws, load_snapshot(CATALOG), init_key(ws), store=open_store(ws))
     assert not result.failed
     cards = load_verified(ws).cards
     out = tmp_path / "catalog_stubs"

@@ -8,27 +8,23 @@ changes by accident.
 from __future__ import annotations
 
 import importlib
-from importlib.metadata import PackageNotFoundError, version
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # the names below resolve lazily at run time, see __getattr__
     from cartograph.cards.model import Card
     from cartograph.cards.seal import sign_card, verify_card
-    from cartograph.cards.store import load_verified
     from cartograph.config import load_config
     from cartograph.errors import CartographError
     from cartograph.generate.bootstrap.generator import generate_card
-    from cartograph.index import Hit, ToolIndex, load_embedder, open_index
+    from cartograph.index import Hit, ToolIndex, load_embedder
     from cartograph.proxy import Proxy
+    from cartograph.storage import load_verified, open_index
     from cartograph.trust.keys import OperatorKey
     from cartograph.trust.store import TrustStore
     from cartograph.upstream.snapshot import Snapshot, load_snapshot
     from cartograph.workspace import Workspace
 
-try:
-    __version__ = version("cartograph")
-except PackageNotFoundError:  # pragma: no cover - running from a source tree without install
-    __version__ = "0+unknown"
+    __version__: str
 
 _EXPORTS: dict[str, str] = {
     "CartographError": "cartograph.errors",
@@ -41,11 +37,11 @@ _EXPORTS: dict[str, str] = {
     "TrustStore": "cartograph.trust.store",
     "sign_card": "cartograph.cards.seal",
     "verify_card": "cartograph.cards.seal",
-    "load_verified": "cartograph.cards.store",
+    "load_verified": "cartograph.storage",
     "generate_card": "cartograph.generate.bootstrap.generator",
     "ToolIndex": "cartograph.index",
     "Hit": "cartograph.index",
-    "open_index": "cartograph.index",
+    "open_index": "cartograph.storage",
     "load_embedder": "cartograph.index",
     "Proxy": "cartograph.proxy",
 }
@@ -72,7 +68,20 @@ __all__ = [
 ]
 
 
+def _version() -> str:
+    """The installed distribution's version (importlib.metadata costs ~20 ms: only on demand)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("cartograph")
+    except PackageNotFoundError:  # pragma: no cover - running from a source tree without install
+        return "0+unknown"
+
+
 def __getattr__(name: str) -> Any:
+    if name == "__version__":
+        globals()[name] = value = _version()
+        return value
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module 'cartograph' has no attribute {name!r}")
@@ -82,4 +91,4 @@ def __getattr__(name: str) -> Any:
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_EXPORTS))
+    return sorted(set(globals()) | set(_EXPORTS) | {"__version__"})

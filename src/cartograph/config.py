@@ -30,7 +30,7 @@ import sys
 from collections.abc import Mapping
 from contextlib import AbstractAsyncContextManager
 from pathlib import Path
-from typing import Any, Literal, TextIO
+from typing import Any, Literal, TextIO, get_args
 from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -41,7 +41,11 @@ from cartograph.upstream.endpoint import command_line, redact_url
 from cartograph.upstream.transports import TransportStreams
 
 SERVER_NAME_RE = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
-_TRANSPORTS = {
+TransportKind = Literal["stdio", "http", "sse"]
+"""How an upstream is reached: a child process on stdio, streamable HTTP, or HTTP+SSE."""
+TRANSPORT_KINDS: tuple[TransportKind, ...] = get_args(TransportKind)
+
+_TRANSPORTS: dict[str, TransportKind] = {
     "stdio": "stdio",
     "local": "stdio",
     "http": "http",
@@ -298,7 +302,7 @@ def _build_server(ctx: _Ctx, entry: dict[str, Any]) -> UpstreamConfig:
         raise ctx.error(f"invalid server entry: {exc.errors()[0]['msg']}") from None
 
 
-def _transport_of(ctx: _Ctx, entry: dict[str, Any]) -> str:
+def _transport_of(ctx: _Ctx, entry: dict[str, Any]) -> TransportKind:
     declared = entry.get("type", entry.get("transport"))
     if declared is not None:
         if not isinstance(declared, str) or declared.lower() not in _TRANSPORTS:
@@ -353,7 +357,7 @@ def _build_stdio(ctx: _Ctx, entry: dict[str, Any]) -> StdioUpstream:
     )
 
 
-def _build_http(ctx: _Ctx, entry: dict[str, Any], kind: str) -> HttpUpstream:
+def _build_http(ctx: _Ctx, entry: dict[str, Any], kind: TransportKind) -> HttpUpstream:
     field = "url" if "url" in entry or "serverUrl" not in entry else "serverUrl"
     raw_url = entry.get(field)
     if raw_url is None:

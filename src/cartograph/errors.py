@@ -31,6 +31,11 @@ errors are mapped to these in one place per layer with ``raise ... from exc``.
 
 from __future__ import annotations
 
+from typing import Literal
+
+TrustKind = Literal["unknown", "revoked", "expired", "not-yet-valid", "future", "revocation-list"]
+"""Why a key is not trusted for a signature (see :class:`TrustError`)."""
+
 
 class CartographError(Exception):
     """Root of every error Cartograph raises on purpose."""
@@ -106,8 +111,8 @@ class TrustError(VerificationError):
     no key can be trusted until it is fixed).
     """
 
-    def __init__(self, message: str, *, kind: str, key_id: str | None = None) -> None:
-        self.kind = kind
+    def __init__(self, message: str, *, kind: TrustKind, key_id: str | None = None) -> None:
+        self.kind: TrustKind = kind
         self.key_id = key_id
         super().__init__(message)
 

@@ -7,6 +7,7 @@ Chosen by ``--home DIR``, else ``$CARTOGRAPH_HOME``, else ``./.cartograph``::
       keys/operator.pub        its public key (PEM)
       keys/trusted/*.pub       other public keys whose cards verify here
       cards/<server>.card.json one signed card per server
+      history/<server>/<N>.card.json  its kept versions (N = 1, 2, ...; the newest is current)
       index/                   retrieval index (JSON + .npy)
       snapshots/               catalog snapshots (cartograph.snapshot/1)
       logs/                    audit log (JSONL, rotated)
@@ -22,6 +23,10 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from cartograph.workspace_settings import WorkspaceSettings
 
 HOME_ENV = "CARTOGRAPH_HOME"
 STORE_ENV = "CARTOGRAPH_STORE"
@@ -63,6 +68,10 @@ class Workspace:
     @property
     def cards_dir(self) -> Path:
         return self.root / "cards"
+
+    @property
+    def history_dir(self) -> Path:
+        return self.root / "history"
 
     @property
     def index_dir(self) -> Path:
@@ -126,8 +135,25 @@ def safe_file_name(name: str) -> str:
     return cleaned or "_"
 
 
-def read_settings(ws: Workspace) -> dict[str, object]:
-    """The workspace settings in ``config.json`` (empty when absent)."""
+def read_settings(ws: Workspace) -> WorkspaceSettings:
+    """The workspace settings in ``config.json`` (defaults when absent); :class:`ConfigError`
+    naming the file and the field when it is not valid."""
+    return _parse_settings(_read_settings_json(ws), ws)
+
+
+def update_settings(ws: Workspace, **changes: object) -> WorkspaceSettings:
+    """Merge ``changes`` into ``config.json`` (checked, written atomically); return the result."""
+    import json
+
+    from cartograph.files import atomic_write
+
+    data = {**_read_settings_json(ws), **changes}
+    settings = _parse_settings(data, ws)
+    atomic_write(ws.config_file, json.dumps(data, indent=2, sort_keys=True) + "\n")
+    return settings
+
+
+def _read_settings_json(ws: Workspace) -> dict[str, Any]:
     import json
 
     from cartograph.errors import ConfigError
@@ -143,13 +169,15 @@ def read_settings(ws: Workspace) -> dict[str, object]:
     return data
 
 
-def update_settings(ws: Workspace, **changes: object) -> dict[str, object]:
-    """Merge ``changes`` into ``config.json`` (written atomically) and return the result."""
-    import json
+def _parse_settings(data: dict[str, Any], ws: Workspace) -> WorkspaceSettings:
+    from pydantic import ValidationError  # here: the CLI's --help imports this module
 
-    data = read_settings(ws)
-    data.update(changes)
-    from cartograph.files import atomic_write
+    from cartograph.errors import ConfigError
+    from cartograph.workspace_settings import WorkspaceSettings
 
-    atomic_write(ws.config_file, json.dumps(data, indent=2, sort_keys=True) + "\n")
-    return data
+    try:
+        return WorkspaceSettings.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        raise ConfigError(first["msg"], file=str(ws.config_file), field=where) from exc

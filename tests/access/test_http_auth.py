@@ -4,16 +4,11 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from pathlib import Path
 
-import anyio
 import httpx
 import pytest
-from accesskit import ISSUER, Served, cli, make_issuer
-from mcp import ClientSession
-from mcp.client.streamable_http import streamable_http_client
+from accesskit import ISSUER, Served, cli, make_issuer, session
 from proxykit import call, data, text
 
 pytestmark = pytest.mark.anyio
@@ -36,19 +31,6 @@ def post(served: Served, token: str | None) -> httpx.Response:
     if token is not None:
         headers["authorization"] = f"Bearer {token}"
     return httpx.post(served.url, json=INIT, headers=headers, timeout=30)
-
-
-@asynccontextmanager
-async def session(url: str, token: str) -> AsyncIterator[ClientSession]:
-    http = httpx.AsyncClient(headers={"authorization": f"Bearer {token}"}, timeout=60)
-    async with (
-        http,
-        streamable_http_client(url, http_client=http) as (read, write, _),
-        ClientSession(read, write) as client,
-    ):
-        with anyio.fail_after(60):
-            await client.initialize()
-        yield client
 
 
 def assert_challenge(response: httpx.Response, served: Served, error: str | None) -> None:

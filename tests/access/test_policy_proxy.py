@@ -25,10 +25,10 @@ async def test_discover_returns_k_allowed_tools_when_they_rank_low(env: Env) -> 
         everyone = await proxy.discover("add two numbers", 5)
         limited = await proxy.discover("add two numbers", 3, caller=only_crashy)
         status = proxy.status(only_crashy)
-    assert all(t["server"] != "crashy" for t in everyone["tools"])  # crashy ranks below
-    assert len(limited["tools"]) == min(3, status["totals"]["tools"])
-    assert {t["server"] for t in limited["tools"]} == {"crashy"}
-    assert [s["server"] for s in status["servers"]] == ["crashy"]
+    assert all(t.server != "crashy" for t in everyone.tools)  # crashy ranks below
+    assert len(limited.tools) == min(3, status.totals.tools)
+    assert {t.server for t in limited.tools} == {"crashy"}
+    assert [s.server for s in status.servers] == ["crashy"]
 
 
 async def test_stdio_client_runs_under_its_registered_policy(env: Env) -> None:

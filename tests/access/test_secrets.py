@@ -8,7 +8,7 @@ from pathlib import Path
 
 import anyio
 import pytest
-from accesskit import cli, start_serve, stop
+from accesskit import cli, session, start_serve, stop
 from mcp import ClientSession, types
 from proxykit import (
     attest,
@@ -17,7 +17,6 @@ from proxykit import (
     stop_process,
     write_config,
 )
-from test_http_auth import session
 
 from cartograph.upstream.transports import stdio_transport
 

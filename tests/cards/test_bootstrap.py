@@ -483,14 +483,41 @@ def test_distinguish_from_names_what_sets_colliding_tools_apart(fleet: Snapshot)
     contrasted = generate_card(server, created_at=WHEN, distinguish_from=rivals).card
     listed, searched = contrasted.tool("list_records"), contrasted.tool("search_records")
     assert listed is not None and searched is not None
-    assert "Compared with search_records, it" in listed.summary
-    assert "searchTerm" in searched.summary.split("Compared with", 1)[1]  # only it takes one
+    said = listed.summary.split("What sets it apart: it ", 1)[1]
+    assert "search_records" not in said and "search" not in said  # no rival's name or words
+    assert "searchTerm" in searched.summary.split("What sets it apart:", 1)[1]  # only it has it
     before = plain.tool("list_records")
     assert before is not None and listed.summary.startswith(before.summary)
     untouched = [e.name for e in contrasted.tools if e.name not in rivals]
     assert all(contrasted.tool(n) == plain.tool(n) for n in untouched)
     again = generate_card(server, created_at=WHEN, distinguish_from=rivals).card
     assert canonical(again.unsigned_payload()) == canonical(contrasted.unsigned_payload())
+
+
+def test_distinguish_from_contrasts_with_another_servers_tool_when_given_its_snapshot(
+    fleet: Snapshot,
+) -> None:
+    server = fleet.servers["git"]
+    rivals = {"git_commit": ["git-cyanheads/git_commit"]}
+    blind = generate_card(server, created_at=WHEN, distinguish_from=rivals).card
+    plain = generate_card(server, created_at=WHEN).card
+    blind_entry = blind.tool("git_commit")
+    assert blind_entry is not None and "sets it apart" not in blind_entry.summary  # no rival
+    other = {"git-cyanheads": fleet.servers["git-cyanheads"]}
+    card = generate_card(server, created_at=WHEN, distinguish_from=rivals, rival_servers=other).card
+    entry, before = card.tool("git_commit"), plain.tool("git_commit")
+    assert entry is not None and before is not None
+    assert entry.summary.startswith(before.summary) and "What sets it apart:" in entry.summary
+    said = entry.summary.split("What sets it apart:", 1)[1]
+    # the other server's git_commit takes no repo_path; its own words are not offered
+    assert "repo_path" in said
+    cyan = {
+        p
+        for t in fleet.servers["git-cyanheads"].tools
+        if t["name"] == "git_commit"
+        for p in t.get("inputSchema", {}).get("properties", {})
+    }
+    assert "amend" in cyan and "amend" not in said
 
 
 def test_server_instructions_hint_the_capability_without_their_orders() -> None:

@@ -13,7 +13,6 @@ from click.testing import CliRunner
 from llm_server import LLMServer, free_port, llm_install, running_llm_server
 
 from cartograph.canonical import sha256_json
-from cartograph.cards.store import load_verified
 from cartograph.cli import main
 from cartograph.errors import ConfigError
 from cartograph.generate.llm.cache import CacheKey, LLMCache
@@ -28,6 +27,7 @@ from cartograph.generate.llm.prompt import (
     with_siblings,
 )
 from cartograph.generate.text import shared_run, tokenise
+from cartograph.storage import load_verified
 from cartograph.trust.keys import load_key
 from cartograph.trust.store import TrustStore
 from cartograph.upstream.snapshot import ServerSnapshot, Snapshot, save_snapshot

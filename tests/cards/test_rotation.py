@@ -6,14 +6,14 @@ import json
 from datetime import timedelta
 
 import pytest
-from cardkit import OTHER_KEY, make_card
+from cardkit import OTHER_KEY, make_card, write_card
 from click.testing import CliRunner
 
 from cartograph import clock
 from cartograph.cards.seal import sign_card, verify_card
-from cartograph.cards.store import load_verified, resign_store, write_card
 from cartograph.cli import main
 from cartograph.errors import KeyError_, TrustError
+from cartograph.storage import load_verified, open_store
 from cartograph.trust.keys import key_id_of, load_key, load_public_key, public_pem
 from cartograph.trust.lifecycle import init_key, rotate_key, trust_key
 from cartograph.trust.revocation import revoke_key
@@ -79,13 +79,13 @@ def test_resign_moves_every_verified_card_to_the_current_key(ws):
     new = load_key(ws)
     tampered = ws.card_path("beta")
     tampered.write_bytes(tampered.read_bytes().replace(b"wall-clock", b"wall-clack", 1))
-    result = resign_store(ws, new)
+    result = open_store(ws).resign(new)
     assert result.resigned == ["alpha"]
     assert [f.path for f in result.failures] == [tampered]  # never laundered
     loaded = load_verified(ws)
     assert loaded.cards["alpha"].signature.key_id == new.key_id
     assert "beta" not in loaded.cards
-    again = resign_store(ws, new)
+    again = open_store(ws).resign(new)
     assert again.resigned == [] and again.kept["alpha"].startswith("already")
 
 
@@ -96,10 +96,10 @@ def test_resign_leaves_peer_cards_alone_unless_asked(ws, tmp_path):
     write_card(ws, sign_card(make_card("theirs"), OTHER_KEY, signed_at="2026-01-01T00:00:00Z"))
     rotate_key(ws)
     key = load_key(ws)
-    result = resign_store(ws, key)
+    result = open_store(ws).resign(key)
     assert "theirs" in result.kept and "acme" in result.kept["theirs"]
     assert sorted(result.resigned) == ["alpha", "beta"]
-    assert resign_store(ws, key, include_peers=True).resigned == ["theirs"]
+    assert open_store(ws).resign(key, include_peers=True).resigned == ["theirs"]
     assert load_verified(ws).cards["theirs"].signature.key_id == key.key_id
 
 
@@ -140,7 +140,7 @@ def test_revoking_the_old_key_without_resigning_excludes_its_cards(ws):
     revoke_key(ws, old.key_id, reason="compromised")
     loaded = load_verified(ws)
     assert loaded.cards == {} and {f.kind for f in loaded.failures} == {"revoked"}
-    assert resign_store(ws, load_key(ws)).resigned == []  # revoked cards are not laundered
+    assert open_store(ws).resign(load_key(ws)).resigned == []  # revoked cards are not laundered
 
 
 def test_init_force_stops_trusting_the_replaced_key(ws):

@@ -5,13 +5,14 @@ from __future__ import annotations
 import contextlib
 import json
 
-from cardkit import FIXED_KEY, make_card
+from cardkit import FIXED_KEY, make_card, write_card
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from cartograph.cards.codec import parse_card
 from cartograph.cards.seal import sign_card
-from cartograph.cards.store import load_verified, parse_card, write_card
 from cartograph.errors import CardError
+from cartograph.storage import load_verified
 from cartograph.trust.store import TrustStore
 from cartograph.workspace import Workspace
 

@@ -6,15 +6,15 @@ import json
 from datetime import timedelta
 
 import pytest
-from cardkit import FIXED_KEY, OTHER_KEY, make_card
+from cardkit import FIXED_KEY, OTHER_KEY, make_card, write_card
 from click.testing import CliRunner
 
 from cartograph import clock
 from cartograph.cards import verify_pool as pool
 from cartograph.cards.seal import sign_card, verify_card, verify_stored
-from cartograph.cards.store import load_verified, write_card
 from cartograph.cli import main
 from cartograph.errors import KeyError_, TrustError, UsageError, VerificationError
+from cartograph.storage import load_verified, open_store
 from cartograph.trust.keys import public_pem
 from cartograph.trust.lifecycle import init_key, trust_key
 from cartograph.trust.revocation import reset_revocations, revocations_file, revoke_key
@@ -134,7 +134,7 @@ def test_revocation_reaches_a_running_proxy_catalog(ws, tmp_path, monkeypatch):
 
     trust_key(ws, peer_pem(tmp_path))
     write_card(ws, sign_card(make_card("theirs"), OTHER_KEY, signed_at=PAST))
-    catalog = CardCatalog(ws)
+    catalog = CardCatalog(ws, open_store(ws))
     assert "theirs" in catalog.cards
     revoke_key(ws, OTHER_KEY.key_id, reason="compromised")
     assert catalog.refresh() is True
@@ -391,8 +391,59 @@ def test_proxy_status_names_the_card_left_out_and_the_revoked_key(ws, tmp_path):
     async def status():
         return build_status(proxy)
 
-    out = anyio.run(status)
+    out = anyio.run(status).to_json()
     assert [s["server"] for s in out["servers"]] == ["mine"]
     [rejected] = out["cards_rejected"]
     assert rejected["file"] == "theirs.card.json"
     assert OTHER_KEY.key_id in rejected["reason"] and "revoked" in rejected["reason"]
+
+
+def test_a_trust_json_from_before_the_typed_model_loads_and_keeps_unknown_keys(ws, tmp_path):
+    path = trust_file(ws)
+    doc = json.loads(path.read_text())
+    doc["keys"][0]["origin"] = "operator"
+    doc["keys"][0]["name"] = None  # older writers left it out or null: the key id stands in
+    doc["note"] = "kept by a newer version"
+    path.write_text(json.dumps(doc))
+    store = TrustStore.for_workspace(ws)
+    assert store.fault is None
+    key = own_key(ws)
+    assert store.entry(key.key_id).name == key.key_id
+    trust_key(ws, peer_pem(tmp_path), name="acme")
+    assert json.loads(path.read_text())["note"] == "kept by a newer version"
+
+
+def test_a_malformed_trust_json_names_the_file_and_the_field_and_trusts_nothing(ws):
+    from cartograph.errors import ConfigError
+    from cartograph.trust.store import read_trust_doc
+
+    path = trust_file(ws)
+    doc = json.loads(path.read_text())
+    doc["keys"][0]["origin"] = "friend"
+    path.write_text(json.dumps(doc))
+    with pytest.raises(ConfigError) as info:
+        read_trust_doc(ws)
+    assert info.value.file == str(path) and info.value.field == "keys.0.origin"
+    store = TrustStore.for_workspace(ws)
+    assert store.fault is not None and "keys.0.origin" in store.fault
+    write_card(ws, sign_card(make_card("mine"), own_key(ws)))
+    assert not load_verified(ws).cards
+
+
+def test_a_malformed_revocation_list_names_the_field_and_faults_the_store(ws, tmp_path):
+    from cartograph.errors import ConfigError
+    from cartograph.trust.revocation import parse_revocations
+
+    trust_key(ws, peer_pem(tmp_path))
+    revoke_key(ws, OTHER_KEY.key_id, reason="lost")
+    path = revocations_file(ws)
+    doc, payload = parse_revocations(path)
+    assert [r.key_id for r in doc.entries()] == [OTHER_KEY.key_id] and "signature" not in payload
+    broken = json.loads(path.read_text())
+    broken["serial"] = "many"
+    path.write_text(json.dumps(broken))
+    with pytest.raises(ConfigError) as info:
+        parse_revocations(path)
+    assert info.value.file == str(path) and info.value.field == "serial"
+    store = TrustStore.for_workspace(ws)
+    assert store.fault is not None and "serial" in store.fault

@@ -10,12 +10,12 @@ import anyio
 import pytest
 from click.testing import CliRunner
 
-from cartograph.cards.store import load_verified
 from cartograph.cli import main
 from cartograph.errors import UsageError
 from cartograph.evaluate.tokenizers import load_tokenizer
 from cartograph.evaluate.tokens import example_tasks, latest_snapshot, measure
 from cartograph.proxy.server import TOOLS
+from cartograph.storage import load_verified
 from cartograph.workspace import Workspace
 
 pytestmark = pytest.mark.fleet
@@ -133,7 +133,7 @@ def test_tokens_without_a_snapshot_says_how_to_get_one(tmp_path: Path) -> None:
 
 
 def test_discover_leaves_out_the_ranking_keywords_of_usage() -> None:
-    from cartograph.proxy.resolver import _agent_usage
+    from cartograph.index.answer import agent_usage as _agent_usage
 
     usage = "Needs timezone (string). Read-only. Related: iana, name, america."
     assert _agent_usage(usage) == "Needs timezone (string). Read-only."

@@ -7,14 +7,13 @@ import json
 import pytest
 from proxykit import Env, attest, call, connected, data, text
 
-from cartograph.gateway.drift import QUARANTINE_FILE
-from cartograph.proxy.audit import AuditLog
+from cartograph.storage.file_state import QUARANTINE_FILE, FileAuditLog
 
 pytestmark = pytest.mark.anyio
 
 
 def audit_events(env: Env, event: str) -> list[dict[str, object]]:
-    return [r for r in AuditLog(env.ws.logs_dir / "audit.jsonl").read() if r["event"] == event]
+    return [r for r in FileAuditLog(env.ws.logs_dir / "audit.jsonl").read() if r["event"] == event]
 
 
 async def test_a_description_changed_while_running_quarantines_the_tool(env: Env) -> None:

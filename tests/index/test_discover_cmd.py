@@ -9,6 +9,8 @@ from click.testing import CliRunner
 from indexkit import INDEX_KEY, write_workspace_cards
 
 from cartograph.cli import main
+from cartograph.index.answer import DiscoverAnswer, render_answer
+from cartograph.storage import load_verified, open_index
 from cartograph.workspace import Workspace
 
 
@@ -23,20 +25,24 @@ def run(home, *args):
     return CliRunner().invoke(main, ["--home", str(home), *args], catch_exceptions=False)
 
 
-def test_discover_json_has_the_documented_shape(home):
+def test_discover_json_is_the_answer_the_proxy_gives(home):
     result = run(home, "discover", "post a message to the team Slack channel", "-k", "3", "--json")
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)
-    assert set(data) == {"query", "method", "results"}
-    assert data["query"] == "post a message to the team Slack channel"
-    assert len(data["results"]) == 3
-    first = data["results"][0]
-    assert set(first) == {"server", "tool", "score", "summary", "input_schema", "example"}
+    assert set(data) == {"tools"}
+    assert len(data["tools"]) == 3
+    first = data["tools"][0]
+    assert set(first) <= {"server", "tool", "summary", "usage", "input_schema", "examples"}
+    assert {"server", "tool", "summary", "input_schema", "examples"} <= set(first)
     assert (first["server"], first["tool"]) == ("slack", "post_message")
     assert first["input_schema"]["properties"]["channel"]["type"] == "string"
-    assert first["example"]["arguments"]
-    scores = [r["score"] for r in data["results"]]
-    assert scores == sorted(scores, reverse=True)
+    assert "$schema" not in first["input_schema"]
+    assert first["examples"][0]
+    ws = Workspace(home)
+    cards = load_verified(ws).cards
+    hits = open_index(ws).search("post a message to the team Slack channel", k=3)
+    assert data == render_answer(cards, hits).to_json()  # one renderer for CLI and proxy
+    assert DiscoverAnswer.model_validate(data).tools[0].tool == "post_message"
 
 
 def test_discover_prints_a_table_and_honours_the_method(home):

@@ -10,10 +10,10 @@ import pytest
 from indexkit import INDEX_KEY, write_workspace_cards
 
 from cartograph.cards.seal import sign_card
-from cartograph.cards.store import write_card
 from cartograph.errors import IndexError_
-from cartograph.index import open_index, open_index_with_status
+from cartograph.index import open_index_with_status
 from cartograph.index.tool_index import _sha256_file
+from cartograph.storage import open_index, open_store
 from cartograph.trust.keys import OperatorKey
 from cartograph.workspace import Workspace
 
@@ -26,10 +26,10 @@ def ws(tmp_path, cards) -> Workspace:
 
 
 def test_missing_index_is_built_then_loaded(ws, embedder):
-    index, status = open_index_with_status(ws, embedder)
+    index, status = open_index_with_status(ws, open_store(ws), embedder)
     assert status.action == "rebuilt" and "no index" in (status.reason or "")
     assert (ws.index_dir / "manifest.json").is_file()
-    again, status = open_index_with_status(ws, embedder)
+    again, status = open_index_with_status(ws, open_store(ws), embedder)
     assert status.action == "loaded" and status.reason is None
     assert again.tool_ids == index.tool_ids
 
@@ -47,7 +47,7 @@ def test_a_tampered_card_is_left_out(ws, embedder, caplog):
 
 def test_a_card_signed_by_an_unknown_key_is_left_out(ws, embedder, cards):
     stranger = OperatorKey.from_private_bytes(bytes(range(40, 72)))
-    write_card(ws, sign_card(cards["github"], stranger))
+    open_store(ws).write_card(sign_card(cards["github"], stranger))
     assert "github" not in open_index(ws, embedder).servers
 
 
@@ -55,7 +55,7 @@ def test_changed_cards_make_the_index_stale(ws, embedder, cards, caplog):
     open_index(ws, embedder)
     ws.card_path("postgres").unlink()
     with caplog.at_level(logging.WARNING):
-        index, status = open_index_with_status(ws, embedder)
+        index, status = open_index_with_status(ws, open_store(ws), embedder)
     assert status.action == "rebuilt" and "cards changed" in (status.reason or "")
     assert "postgres" not in index.servers
     assert "cards changed" in caplog.text
@@ -66,7 +66,7 @@ def test_a_tampered_vector_file_is_rebuilt(ws, embedder):
     path = ws.index_dir / "tool_vectors.npy"
     vecs = np.load(path)
     np.save(path, vecs[::-1].copy())
-    index, status = open_index_with_status(ws, embedder)
+    index, status = open_index_with_status(ws, open_store(ws), embedder)
     assert status.action == "rebuilt" and "tampered" in (status.reason or "")
     assert np.allclose(index.tool_vectors, first.tool_vectors, atol=1e-6)
 
@@ -80,7 +80,7 @@ def test_tampering_that_also_rewrites_the_hashes_is_caught(ws, embedder):
     manifest = json.loads(manifest_path.read_text())
     manifest["files"]["tool_vectors.npy"] = _sha256_file(path)
     manifest_path.write_text(json.dumps(manifest))
-    _, status = open_index_with_status(ws, embedder)
+    _, status = open_index_with_status(ws, open_store(ws), embedder)
     assert status.action == "rebuilt" and "do not match their documents" in (status.reason or "")
 
 

@@ -69,7 +69,7 @@ def test_saved_index_loads_and_answers_the_same(index, tmp_path):
     index.save(tmp_path / "idx")
     manifest = json.loads((tmp_path / "idx" / "manifest.json").read_text())
     assert manifest["embedder"]["model"] == index.embedder.model
-    assert manifest["card_digest"] == index.card_digest
+    assert manifest["card_digest"] == index.card_set_digest
     assert not list((tmp_path / "idx").rglob("*.pkl"))
     again = ToolIndex.load(tmp_path / "idx", index.embedder)
     assert again.tool_ids == index.tool_ids

@@ -3,11 +3,17 @@
 from __future__ import annotations
 
 import json
+import os
+from typing import Any
 
 import pytest
-from proxykit import Env, call, connected, data, text
+from proxykit import Env, call, chaos_entry, connected, data, text, write_config
 
-from cartograph.proxy.audit import AuditLog
+from cartograph.access import Caller, Policy
+from cartograph.cards.seal import card_version_digest
+from cartograph.proxy.status import StatusAnswer
+from cartograph.storage import open_store
+from cartograph.storage.file_state import FileAuditLog
 
 pytestmark = pytest.mark.anyio
 
@@ -51,13 +57,16 @@ async def test_discover_answers_from_signed_cards_and_is_audited(env: Env) -> No
     assert top["input_schema"]["properties"] == entry.input_schema["properties"]
     assert top["summary"] == entry.summary
     records = [
-        r for r in AuditLog(env.ws.logs_dir / "audit.jsonl").read() if r["event"] == "discover"
+        r for r in FileAuditLog(env.ws.logs_dir / "audit.jsonl").read() if r["event"] == "discover"
     ]
     assert records[-1]["query"] == "add two integers"
     first = records[-1]["results"][0]
     assert first["card_digest"] == proxy.catalog.refs[top["server"]].digest
     assert first["key_id"] == card.signature.key_id if card.signature else False
     assert first["generator"] == entry.generator
+    assert first["card_version"] == 1  # the exact signed card that ranked it can be opened
+    ranked = open_store(env.ws).read_version(top["server"], first["card_version"])
+    assert card_version_digest(ranked) == first["card_digest"]
 
 
 async def test_a_tool_without_a_signed_card_cannot_be_called(env: Env) -> None:
@@ -105,6 +114,8 @@ async def test_status_shows_servers_tools_keys_sessions_and_index(env: Env) -> N
     assert names["calm"]["sessions"] == "not started"
     assert "state" in status["index"]
     assert status["totals"]["quarantined"] == 0
+    assert StatusAnswer.model_validate(status).to_json() == status  # the one status model
+    assert "in_flight" not in chaos["sessions"][0]  # nothing in flight: left out, not 0
 
 
 async def test_discover_and_status_texts_are_compact_json(env: Env) -> None:
@@ -124,3 +135,66 @@ async def test_call_arguments_sent_as_a_json_string_are_accepted(env: Env) -> No
         )
     assert text(as_string).startswith("hello str")
     assert not_json.isError and "arguments: 'name=str' is not of type 'object'" in text(not_json)
+
+
+class Counter:
+    """Counts calls of a real function and calls it through."""
+
+    def __init__(self, func: Any) -> None:
+        self.func = func
+        self.calls = 0
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        self.calls += 1
+        return self.func(*args, **kwargs)
+
+
+async def test_a_discover_after_a_card_change_verifies_the_cards_once(
+    env: Env, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import cartograph.cards.codec as card_store
+    import cartograph.proxy.catalog as catalog_module
+
+    monkeypatch.setattr(catalog_module, "REFRESH_INTERVAL", 0.0)  # look at every refresh
+    proxy = env.proxy()
+    async with proxy.running():
+        await proxy.discover("add two numbers", 3)
+        verified = Counter(card_store.verify_texts)
+        monkeypatch.setattr(card_store, "verify_texts", verified)
+        card = env.ws.card_path("calm")
+        card.write_bytes(card.read_bytes())  # the store changed: reload, reopen the index
+        card_stamp = card.stat().st_mtime_ns
+        os.utime(card, ns=(card_stamp, card_stamp + 1_000_000))
+        generation = proxy.catalog.generation
+        answer = await proxy.discover("add two numbers", 3)
+    assert proxy.catalog.generation == generation + 1 and answer.tools
+    assert verified.calls == 1  # by the catalog; the index opens over the cards it verified
+
+
+async def test_a_call_refreshes_the_catalog_once(env: Env) -> None:
+    proxy = env.proxy()
+    refreshes = Counter(proxy.catalog.refresh)
+    proxy.catalog.refresh = refreshes  # type: ignore[method-assign]
+    only_calm = Caller("c", Policy(allow=("calm.*",)))
+    async with connected(proxy) as client:
+        first = await call(client, "chaos", "echo", {"text": "a"})  # starts the session
+        assert refreshes.calls == 1, "the first call (and its session start) refreshed again"
+        second = await call(client, "chaos", "echo", {"text": "b"})
+        assert refreshes.calls == 2
+        await proxy.discover("add two numbers", 5, caller=only_calm)  # looks deeper for k
+        assert refreshes.calls == 3
+    assert text(first) == "a" and text(second) == "b"
+
+
+async def test_a_carded_server_missing_from_the_config_is_refused_before_the_gateway(
+    env: Env,
+) -> None:
+    config = write_config(env.config_dir, {"chaos": chaos_entry(), "calm": chaos_entry()})
+    proxy = env.proxy(config)
+    async with connected(proxy) as client:
+        refused = await call(client, "crashy", "hello", {"name": "x"})
+        status = data(await client.call_tool("status", {}))
+    assert refused.isError and f"no entry in {config}" in text(refused)
+    assert "crashy" not in {h.server for h in proxy.gateway.health()}  # nothing was started
+    crashy = next(s for s in status["servers"] if s["server"] == "crashy")
+    assert crashy["reachable"] == "no: not in the config"

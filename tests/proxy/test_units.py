@@ -11,8 +11,8 @@ from cartograph.canonical import sha256_json, sha256_text
 from cartograph.cards.model import Capability, Card, Identity, Provenance, ToolEntry
 from cartograph.errors import ArgumentsInvalid
 from cartograph.gateway.drift import Quarantine, compare
-from cartograph.proxy.audit import AuditLog
 from cartograph.proxy.validate import validate_arguments
+from cartograph.storage.file_state import FileAuditLog, FileLedger
 
 SCHEMA = {
     "type": "object",
@@ -46,7 +46,7 @@ def test_valid_arguments_pass_and_a_broken_schema_is_checked_leniently() -> None
 
 
 def test_the_audit_log_rotates_by_size_and_keeps_backups(tmp_path: Path) -> None:
-    log = AuditLog(tmp_path / "audit.jsonl", max_bytes=2000, backups=2)
+    log = FileAuditLog(tmp_path / "audit.jsonl", max_bytes=2000, backups=2)
     for i in range(100):
         log.write("discover", query=f"query number {i}", results=[])
     log.close()
@@ -97,7 +97,7 @@ def test_compare_finds_changed_descriptions_schemas_and_new_tools() -> None:
 def test_quarantine_is_lifted_only_by_a_card_that_attests_the_live_version(
     tmp_path: Path,
 ) -> None:
-    q = Quarantine(tmp_path / "quarantine.json")
+    q = Quarantine(FileLedger(tmp_path / "quarantine.json"))
     changed = [
         {
             "name": "echo",
@@ -111,8 +111,8 @@ def test_quarantine_is_lifted_only_by_a_card_that_attests_the_live_version(
     assert q.get("s", "echo") is not None
     q.reconcile(_card(description="Something else."))  # a new card, but not of what was seen
     assert q.get("s", "echo") is not None
-    reloaded = Quarantine(tmp_path / "quarantine.json")
+    reloaded = Quarantine(FileLedger(tmp_path / "quarantine.json"))
     assert reloaded.get("s", "echo") is not None
     reloaded.reconcile(_card(description="Echo, now evil."))  # the operator re-attested it
     assert reloaded.get("s", "echo") is None
-    assert Quarantine(tmp_path / "quarantine.json").held() == []
+    assert Quarantine(FileLedger(tmp_path / "quarantine.json")).held() == []

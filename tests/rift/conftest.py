@@ -14,6 +14,7 @@ from click.testing import CliRunner
 from cartograph.cli import main
 from cartograph.rift import RiftReport
 from cartograph.rift.workspace import run_rift
+from cartograph.storage import open_store
 from cartograph.workspace import Workspace
 
 SHARED = Path(__file__).resolve().parents[3] / "shared"
@@ -44,7 +45,8 @@ def rift_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="session")
 def rift_report(rift_home: Path) -> RiftReport:
     """The default Rift report of that workspace (computed once)."""
-    return run_rift(Workspace(rift_home))
+    ws = Workspace(rift_home)
+    return run_rift(ws, open_store(ws))
 
 
 @pytest.fixture

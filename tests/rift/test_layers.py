@@ -11,10 +11,11 @@ from cartograph.rift.margin import (
     CohesionThresholds,
     MarginThresholds,
     Risk,
-    catalog_margins,
-    cluster_margins,
+    cosine_margins,
+    row_margin,
+    score_margins,
 )
-from cartograph.rift.queries import QueryOptions, synthetic_query, words
+from cartograph.rift.queries import QueryOptions, synthetic_query, task_query, words
 
 ISSUE_SCHEMA = {
     "type": "object",
@@ -28,15 +29,49 @@ ISSUE_SCHEMA = {
 }
 
 
-def test_query_is_built_from_name_and_arguments_required_first() -> None:
+SCHEMA_STYLE = QueryOptions(style="schema")
+
+
+def test_task_query_reads_like_a_request_with_example_values() -> None:
     q = synthetic_query("getIssueComments", ISSUE_SCHEMA)
+    assert q == "get issue comments for owner octocat, repo example-project and issue number 1"
+    times = {
+        "type": "object",
+        "properties": {
+            "source_timezone": {"type": "string"},
+            "time": {"type": "string", "description": "Time in 24-hour format (HH:MM)"},
+            "target_timezone": {"type": "string"},
+        },
+        "required": ["source_timezone", "time", "target_timezone"],
+    }
+    assert synthetic_query("convert_time", times) == (
+        "convert time for source timezone Europe/Paris, time 14:30 and target timezone Asia/Tokyo"
+    )
+
+
+def test_task_query_drops_placeholder_values_and_names_optional_arguments() -> None:
+    schema = {"type": "object", "properties": {"id": {"type": "string"}}, "required": ["id"]}
+    assert task_query("get_thing", schema) == "get thing for id"  # "example-id" says nothing
+    optional = {"type": "object", "properties": {"namespace": {"type": "string"}}}
+    assert task_query("pods_list", optional) == "pods list with namespace"
+
+
+def test_queries_never_read_the_tool_description() -> None:
+    described = {**ISSUE_SCHEMA, "description": "Fetches the comments of an issue"}
+    for opts in (QueryOptions(), SCHEMA_STYLE):
+        assert "Fetches" not in synthetic_query("get_issue", described, opts)
+
+
+def test_schema_query_is_built_from_name_and_arguments_required_first() -> None:
+    q = synthetic_query("getIssueComments", ISSUE_SCHEMA, SCHEMA_STYLE)
     assert q == "get issue comments by owner, repo, issue number optionally state"
 
 
 def test_query_with_glosses_reads_argument_descriptions_and_enums() -> None:
-    q = synthetic_query("get_issue", ISSUE_SCHEMA, QueryOptions(max_glosses=1))
+    opts = QueryOptions(style="schema", max_glosses=1)
+    q = synthetic_query("get_issue", ISSUE_SCHEMA, opts)
     assert q.endswith("; owner: Repository owner")  # arguments without a description add none
-    q2 = synthetic_query("get_issue", ISSUE_SCHEMA, QueryOptions(max_glosses=2))
+    q2 = synthetic_query("get_issue", ISSUE_SCHEMA, QueryOptions(style="schema", max_glosses=2))
     assert q2.endswith("; owner: Repository owner; state: open, closed")
 
 
@@ -49,7 +84,7 @@ def test_margin_is_own_score_minus_best_cluster_mate() -> None:
     vectors = np.eye(3, dtype=np.float32)
     # query 0 scores tool 0 at 0.6 and tool 1 at 0.8: tool 1 wins by 0.2
     queries = np.array([[0.6, 0.8, 0.0], [0.0, 1.0, 0.0]], dtype=np.float32)
-    got = cluster_margins(queries, vectors, (0, 1))
+    got = cosine_margins(queries, vectors, (0, 1))
     assert got[0].margin == pytest.approx(-0.2, abs=1e-6) and got[0].rival == 1
     assert got[1].margin == pytest.approx(1.0, abs=1e-6) and got[1].rival == 0
 
@@ -57,10 +92,21 @@ def test_margin_is_own_score_minus_best_cluster_mate() -> None:
 def test_catalog_scope_lets_a_tool_outside_the_cluster_be_the_rival() -> None:
     vectors = np.eye(3, dtype=np.float32)
     queries = np.array([[0.7, 0.1, 0.7], [0.1, 0.9, 0.0]], dtype=np.float32)
-    in_cluster = cluster_margins(queries, vectors, (0, 1))
-    in_catalog = catalog_margins(queries, vectors, (0, 1))
+    in_cluster = cosine_margins(queries, vectors, (0, 1))
+    in_catalog = cosine_margins(queries, vectors, (0, 1), "catalog")
     assert in_cluster[0].margin == pytest.approx(0.6, abs=1e-6)
     assert in_catalog[0].margin == pytest.approx(0.0, abs=1e-6) and in_catalog[0].rival == 2
+
+
+def test_a_substitute_is_not_a_rival_and_a_tool_with_only_substitutes_has_none() -> None:
+    # rows: scores of tools 0, 1, 2 for the queries of members 0, 1 and 2
+    scores = np.array([[0.5, 0.9, 0.4], [0.2, 0.8, 0.1], [0.1, 0.2, 0.9]])
+    plain = score_margins(scores, (0, 1, 2))
+    assert plain[0].margin == pytest.approx(-0.4) and plain[0].rival == 1
+    apart = score_margins(scores, (0, 1, 2), exclude={(0, 1), (1, 0)})
+    assert apart[0].margin == pytest.approx(0.1) and apart[0].rival == 2
+    alone = row_margin(scores[0, :2], 0, (0, 1), exclude={(0, 1), (1, 0)})
+    assert alone.rival == -1 and alone.margin == float("inf")
 
 
 @pytest.mark.parametrize(
@@ -152,3 +198,19 @@ def test_mean_pairwise_jaccard_matches_brute_force_whatever_the_block() -> None:
     pairs = [jaccard(a, b) for i, a in enumerate(sets) for j, b in enumerate(sets) if i != j]
     for block in (1, 7, 100):
         assert mean_pairwise_jaccard(sets, block=block) == pytest.approx(np.mean(pairs), abs=1e-6)
+
+
+def test_discover_margins_without_discovers_ranking_is_a_usage_error() -> None:
+    from cartograph.errors import UsageError
+    from cartograph.rift import RiftConfig, RiftTool, analyze
+
+    tools = [RiftTool("s", "a", "A."), RiftTool("s", "b", "B.")]
+    vectors = np.array([[1.0, 0.0], [0.99, 0.141]], dtype=np.float32)
+
+    def embed(texts: list[str]) -> np.ndarray:
+        return np.tile(vectors[:1], (len(texts), 1))
+
+    with pytest.raises(UsageError, match="discover"):
+        analyze(tools, vectors, embed, RiftConfig())
+    report = analyze(tools, vectors, embed, RiftConfig(margin_score="cosine"))
+    assert report.summary.clusters == 1 and report.clusters[0].margins is not None

@@ -9,14 +9,18 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from cartograph.cards.store import load_verified
-from cartograph.index import card_digest, embed_queries, open_index
-from cartograph.rift import REGENERATE, RiftConfig, RiftReport, synthetic_query
+from cartograph.index import card_set_digest, embed_queries
+from cartograph.rift import REGENERATE, RiftConfig, RiftReport, flagged_tools, synthetic_query
+from cartograph.rift.queries import QueryOptions
 from cartograph.rift.workspace import load_inputs, regenerate, run_rift
+from cartograph.storage import load_verified, open_index, open_store
 from cartograph.workspace import Workspace
 
 from .conftest import cli
 
+PAPER = RiftConfig(
+    margin_score="cosine", substitutes=False, query_options=QueryOptions(style="schema")
+)
 SUMMARY_KEYS = {
     "clusters",
     "high",
@@ -59,10 +63,8 @@ def test_every_member_has_a_query_from_its_name_and_schema_never_its_summary(
             assert entry.summary not in cluster.queries[label]
 
 
-def test_reported_margins_match_a_hand_computation(
-    rift_home: Path, rift_report: RiftReport
-) -> None:
-    report = rift_report
+def test_paper_margins_match_a_hand_computation_over_cosines(rift_home: Path) -> None:
+    report = run_rift(Workspace(rift_home), open_store(Workspace(rift_home)), PAPER)
     index = open_index(Workspace(rift_home))
     for cluster in report.clusters[:5]:
         assert cluster.queries is not None and cluster.margins is not None
@@ -70,19 +72,49 @@ def test_reported_margins_match_a_hand_computation(
         labels = list(cluster.distinct_tokens)
         q = embed_queries(index.embedder, [cluster.queries[lab] for lab in labels])
         scores = q.astype(np.float64) @ index.tool_vectors[rows].T.astype(np.float64)
+        margins = [m for m in cluster.margins.values() if m is not None]
         for k, lab in enumerate(labels):
             others = np.delete(scores[k], k)
             assert cluster.margins[lab] == pytest.approx(scores[k, k] - others.max(), abs=2e-3)
-        assert cluster.margin_min == pytest.approx(min(cluster.margins.values()), abs=1e-9)
-        low = min(cluster.margins.values())
+        assert cluster.margin_min == pytest.approx(min(margins), abs=1e-9)
+        low = min(margins)
         want = "HIGH" if low < 0.10 else "MEDIUM" if low < 0.20 else "LOW"
         assert cluster.risk == want
+
+
+def test_default_margins_are_discovers_own_scores_in_cosine_units(
+    rift_home: Path, rift_report: RiftReport
+) -> None:
+    index = open_index(Workspace(rift_home))
+    assert rift_report.config["margin_score"] == "discover"
+    for cluster in rift_report.clusters[:5]:
+        assert cluster.queries is not None and cluster.margins is not None
+        rows = [index.tool_ids.index((s, t)) for s, t in cluster.members]
+        labels = list(cluster.distinct_tokens)
+        subs = {frozenset(p) for p in cluster.substitutes}
+        for k, lab in enumerate(labels):
+            query = cluster.queries[lab]
+            qv = embed_queries(index.embedder, [query])[0]
+            # what discover ranks by (hybrid, one step), scaled by the query's cosine spread
+            scores = index.scores(query, "hybrid", query_vec=qv) * float(
+                (index.tool_vectors @ qv).std()
+            )
+            rivals = [
+                scores[rows[j]]
+                for j, other in enumerate(labels)
+                if j != k and frozenset((lab, other)) not in subs
+            ]
+            want = scores[rows[k]] - max(rivals) if rivals else None
+            got = cluster.margins[lab]
+            assert (got is None) == (want is None)
+            if want is not None:
+                assert got == pytest.approx(want, abs=2e-3)
 
 
 def test_clusters_respect_theta_and_cohesion_is_their_mean_cosine(
     rift_home: Path, rift_report: RiftReport
 ) -> None:
-    inputs = load_inputs(Workspace(rift_home))
+    inputs = load_inputs(Workspace(rift_home), open_store(Workspace(rift_home)))
     report = rift_report
     pos = {(t.server, t.tool): i for i, t in enumerate(inputs.tools)}
     for cluster in report.clusters:
@@ -95,26 +127,26 @@ def test_clusters_respect_theta_and_cohesion_is_their_mean_cosine(
         assert 1 - mean <= 0.35 + 1e-6
 
 
-def test_no_margin_ablation_keeps_the_clusters_and_grades_by_cohesion(
+def test_no_margin_ablation_keeps_the_clusters_and_labels_none_high_or_medium(
     rift_home: Path, rift_report: RiftReport
 ) -> None:
     ws = Workspace(rift_home)
     full = rift_report
-    ablation = run_rift(ws, RiftConfig(use_margin=False))
+    ablation = run_rift(ws, open_store(ws), RiftConfig(use_margin=False))
     assert sorted(map(str, (c.members for c in ablation.clusters))) == sorted(
         map(str, (c.members for c in full.clusters))
     )
     assert all(c.margin_min is None and c.queries is None for c in ablation.clusters)
-    for c in ablation.clusters:
-        assert c.risk == (
-            "HIGH" if c.cohesion >= 0.85 else "MEDIUM" if c.cohesion >= 0.75 else "LOW"
-        )
+    # the paper's Table 5: without margins there is no HIGH or MEDIUM label to report
+    assert {c.risk for c in ablation.clusters} == {"LOW"}
+    assert ablation.summary.high == ablation.summary.medium == 0
+    assert not ablation.fails("medium")
 
 
 def test_baselines_group_without_margins(rift_home: Path, rift_report: RiftReport) -> None:
     ws = Workspace(rift_home)
-    cosine = run_rift(ws, RiftConfig(method="cosine"))
-    jaccard = run_rift(ws, RiftConfig(method="jaccard"))
+    cosine = run_rift(ws, open_store(ws), RiftConfig(method="cosine"))
+    jaccard = run_rift(ws, open_store(ws), RiftConfig(method="jaccard"))
     rift = rift_report
     # threshold components contain every average-linkage cluster
     comps = [set(map(tuple, c.members)) for c in cosine.clusters]
@@ -159,9 +191,13 @@ def test_a_workspace_without_cards_is_a_setup_error_not_a_finding(tmp_path: Path
 
 
 def test_cli_baseline_and_ablation_flags_change_the_report(rift_home: Path) -> None:
-    data = json.loads(cli(rift_home, "rift", "--json", "--no-margin").stdout)
+    result = cli(rift_home, "rift", "--json", "--no-margin")
+    assert result.exit_code == 0  # nothing is HIGH without margins
+    data = json.loads(result.stdout)
     assert data["config"]["margin"] is False
-    assert all(c["margin_min"] is None for c in data["clusters"])
+    assert all(c["margin_min"] is None and c["risk"] == "LOW" for c in data["clusters"])
+    data = json.loads(cli(rift_home, "rift", "--json", "--margin-score", "cosine").stdout)
+    assert data["config"]["margin_score"] == "cosine"
     data = json.loads(cli(rift_home, "rift", "--json", "--method", "jaccard").stdout)
     assert data["config"]["method"] == "jaccard"
 
@@ -194,26 +230,24 @@ def test_cli_html_is_one_self_contained_page_with_two_pictures(
     assert "read_text_file" in text and "Per-tool margin" in text and "Cluster sizes" in text
 
 
-def test_regenerate_rewrites_diagnosed_tools_with_contrast_and_resigns(
+def test_regenerate_rewrites_flagged_tools_with_contrast_and_resigns(
     rift_home_copy: Path,
 ) -> None:
     ws = Workspace(rift_home_copy)
     before_cards = load_verified(ws).cards
-    result = regenerate(ws)
-    targets = {
-        (s, t) for c in result.before.clusters for s, t in c.members if c.diagnosis == REGENERATE
-    }
-    assert targets, "this workspace has REGENERATE clusters (e.g. the git diff tools)"
-    assert result.context_passed  # the bootstrap generator takes distinguish_from
+    result = regenerate(ws, open_store(ws))
+    flagged = flagged_tools(result.before)
+    assert flagged, "this workspace has HIGH clusters (e.g. the git diff tools)"
     assert result.after is not None and not result.failed
     loaded = load_verified(ws)
     assert not loaded.failures  # every rewritten card is signed by the workspace key
     rewritten = {(s, t) for s, ts in result.rewritten.items() for t in ts}
-    assert rewritten and rewritten <= targets
+    assert rewritten and rewritten <= set(flagged)
     for server, tool in rewritten:
         old = before_cards[server].tool(tool)
         new = loaded.cards[server].tool(tool)
         assert old is not None and new is not None
         assert new.summary.startswith(old.summary) and len(new.summary) > len(old.summary)
     # the index was rebuilt over the new cards
-    assert open_index(ws).card_digest == card_digest(loaded.cards)
+    assert open_index(ws).card_set_digest == card_set_digest(loaded.cards)
+    assert result.to_json()["after"] is not None

@@ -8,6 +8,7 @@ import psycopg
 from click.testing import CliRunner
 
 from cartograph.cli import main
+from cartograph.storage import open_store
 
 
 def run(pg_ws, *args: str, env: dict[str, str] | None = None):
@@ -26,7 +27,7 @@ def test_cards_and_index_commands_read_the_shared_store(pg_ws, pg_cards):
     info = run(pg_ws, "--store", pg_ws.store, "index", "info", "--json")
     assert json.loads(info.stdout)["tools"] == json.loads(built.stdout)["tools"] == 14
     found = run(pg_ws, "--store", pg_ws.store, "discover", "post to a channel", "--json")
-    assert json.loads(found.stdout)["results"][0]["server"] == "slack"
+    assert json.loads(found.stdout)["tools"][0]["server"] == "slack"
     for folder in ("index", "cards"):  # ws.ensure() made them; nothing was written there
         assert not any((pg_ws.root / folder).iterdir())
 
@@ -57,7 +58,7 @@ def test_rift_reads_the_same_vectors_from_the_shared_store(pg_ws, pg_cards, tmp_
 
     files = Workspace(tmp_path / "files")
     write_workspace_cards(files, INDEX_KEY)
-    on_pg, on_files = run_rift(pg_ws), run_rift(files)
+    on_pg, on_files = run_rift(pg_ws, open_store(pg_ws)), run_rift(files, open_store(files))
     assert on_pg.tools_total == on_files.tools_total == 14
     assert on_pg.summary == on_files.summary
     assert [c.model_dump() for c in on_pg.clusters] == [c.model_dump() for c in on_files.clusters]

@@ -16,10 +16,11 @@ import pytest
 from indexkit import INDEX_KEY
 
 from cartograph.cards.seal import sign_card
-from cartograph.cards.store import write_card
 from cartograph.generate.bootstrap.generator import generate_cards
-from cartograph.index import ToolIndex, open_index_with_status
-from cartograph.storage.pg_index import PgToolIndex
+from cartograph.index import ToolIndex
+from cartograph.index import open_index_with_status as open_with_status
+from cartograph.storage import open_store
+from cartograph.storage.pg_index import PgVectors
 from cartograph.upstream.snapshot import load_snapshot
 
 FLEET = Path("/work/shared/fleet/catalog.json")
@@ -36,19 +37,27 @@ SMALL_QUERIES = [
 METHODS = ("hybrid", "two-stage", "flat", "bm25", "jaccard")
 
 
+def open_index_with_status(ws, embedder):
+    return open_with_status(ws, open_store(ws), embedder)
+
+
+def write_card(ws, card):
+    open_store(ws).write_card(card)
+
+
 def top(index: ToolIndex, query: str, method: str, k: int = 5) -> list[tuple[str, str]]:
     return [(h.server, h.tool) for h in index.search(query, k=k, method=method)]
 
 
 def test_every_method_gives_the_same_top_k_on_both_backends(pg_ws, pg_cards, embedder):
     pg_index, status = open_index_with_status(pg_ws, embedder)
-    assert isinstance(pg_index, PgToolIndex) and status.action == "rebuilt"
+    assert isinstance(pg_index.vectors, PgVectors) and status.action == "rebuilt"
     file_index = ToolIndex.build(pg_cards, embedder)
     assert pg_index.tool_ids == file_index.tool_ids
     for method in METHODS:
         for query in SMALL_QUERIES:
             assert top(pg_index, query, method) == top(file_index, query, method), (method, query)
-    pg_index.exact_max = 0  # HNSW candidates: on 14 tools it returns them all
+    pg_index.vectors.exact_max = 0  # HNSW candidates: on 14 tools it returns them all
     for query in SMALL_QUERIES:
         assert top(pg_index, query, "hybrid") == top(file_index, query, "hybrid"), query
 
@@ -61,7 +70,7 @@ def test_hnsw_mode_standardises_with_the_statistics_of_every_tool(
 
     monkeypatch.setattr(pg_index, "RANK_DEPTH", 5)
     index, _ = open_index_with_status(pg_ws, embedder)
-    index.exact_max = 0
+    index.vectors.exact_max = 0
     file_index = ToolIndex.build(pg_cards, embedder)
     q = file_index.embed_queries([SMALL_QUERIES[1]])[0]
     full = file_index.tool_vectors @ q
@@ -160,6 +169,4 @@ class EmbedOnce:
 
 
 def pg_index_cards(ws):
-    from cartograph.cards.store import load_verified
-
-    return load_verified(ws).cards
+    return open_store(ws).load_verified().cards

@@ -19,8 +19,6 @@ import anyio
 import pytest
 from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "proxy"))
 from proxykit import call, chaos_entry, data, text, write_config
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]

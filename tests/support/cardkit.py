@@ -1,10 +1,14 @@
-"""Hand-built cards and a fixed test key for seal and store tests (no generator involved)."""
+"""Hand-built cards and a fixed test key for seal and store tests (no generator involved),
+and writing a card through a workspace's store."""
 
 from __future__ import annotations
+
+from pathlib import Path
 
 from cartograph.canonical import sha256_json, sha256_text
 from cartograph.cards.model import Capability, Card, Identity, Provenance, ToolEntry, ToolExample
 from cartograph.trust.keys import OperatorKey
+from cartograph.workspace import Workspace
 
 FIXED_KEY = OperatorKey.from_private_bytes(bytes(range(32)))
 OTHER_KEY = OperatorKey.from_private_bytes(bytes(range(1, 33)))
@@ -42,3 +46,12 @@ def make_card(server: str = "clock", n_tools: int = 2) -> Card:
             tools_list_hash=sha256_json([t.name for t in tools]),
         ),
     )
+
+
+def write_card(ws: Workspace, card: Card) -> Path:
+    """Write ``card`` through the store of ``ws`` (as the CLI would); returns where the file
+    store keeps the current card (a file-like name for a shared store)."""
+    from cartograph.storage import open_store
+
+    open_store(ws).write_card(card)
+    return ws.card_path(card.identity.server)

@@ -6,8 +6,8 @@ from typing import Any
 
 from cartograph.cards.model import Card
 from cartograph.cards.seal import sign_card
-from cartograph.cards.store import write_card
 from cartograph.generate.bootstrap.generator import generate_cards
+from cartograph.storage import open_store
 from cartograph.trust.keys import OperatorKey
 from cartograph.upstream.snapshot import ServerSnapshot, Snapshot
 from cartograph.workspace import Workspace
@@ -132,6 +132,7 @@ def write_workspace_cards(ws: Workspace, key: OperatorKey) -> dict[str, Card]:
         )
     )
     cards = signed_cards(key)
+    store = open_store(ws)
     for card in cards.values():
-        write_card(ws, card)
+        store.write_card(card)
     return cards

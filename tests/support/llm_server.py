@@ -49,7 +49,9 @@ def llm_install(venv: Path = LLM_VENV) -> LLMInstall | None:
     if not ggufs:
         return None
     probe = subprocess.run(
-        [str(python), "-c", "import llama_cpp.server"], capture_output=True, timeout=120,
+        [str(python), "-c", "import llama_cpp.server"],
+        capture_output=True,
+        timeout=120,
         check=False,
     )
     return LLMInstall(python, ggufs[0]) if probe.returncode == 0 else None
@@ -68,18 +70,30 @@ def running_llm_server(
     """The model server, up and answering, for the duration of the ``with`` block."""
     port = free_port()
     cmd = [
-        str(install.python), "-m", "llama_cpp.server",
-        "--model", str(install.gguf),
-        "--model_alias", MODEL_ALIAS,
-        "--host", "127.0.0.1",
-        "--port", str(port),
-        "--n_ctx", str(n_ctx),
-        "--n_threads", str(n_threads),
-        "--verbose", "False",
+        str(install.python),
+        "-m",
+        "llama_cpp.server",
+        "--model",
+        str(install.gguf),
+        "--model_alias",
+        MODEL_ALIAS,
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--n_ctx",
+        str(n_ctx),
+        "--n_threads",
+        str(n_threads),
+        "--verbose",
+        "False",
     ]
     with log.open("wb") as out:
         proc = subprocess.Popen(
-            cmd, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
+            cmd,
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=subprocess.STDOUT,
             start_new_session=True,
         )
     base_url = f"http://127.0.0.1:{port}/v1"
@@ -94,9 +108,7 @@ def _wait_ready(proc: subprocess.Popen[bytes], base_url: str, log: Path) -> None
     deadline = time.monotonic() + START_TIMEOUT
     while time.monotonic() < deadline:
         if proc.poll() is not None:
-            raise RuntimeError(
-                f"llama_cpp.server exited with {proc.returncode}:\n{_tail(log)}"
-            )
+            raise RuntimeError(f"llama_cpp.server exited with {proc.returncode}:\n{_tail(log)}")
         try:
             if httpx.get(f"{base_url}/models", timeout=2.0).status_code == 200:
                 return

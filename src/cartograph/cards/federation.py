@@ -12,6 +12,10 @@ every imported card keeps its own signature and provenance. Nothing is merged si
 
 An alias record (``cartograph.alias/1``) binds the new name to one card version (its signature
 value); :func:`apply_alias` checks it at load time and hands out the card under the new name.
+
+The local store is handed in as an :class:`ImportTarget` (the file backend,
+:class:`~cartograph.storage.files.FileStore`, is one); this module reads only the source
+directory and never knows where the local store keeps what it writes.
 """
 
 from __future__ import annotations
@@ -21,24 +25,24 @@ import logging
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, Protocol
 
 from cryptography.exceptions import InvalidSignature
+from pydantic import BaseModel, ConfigDict, ValidationError
 
 from cartograph import clock
 from cartograph.canonical import canonical
+from cartograph.cards.codec import CARD_SUFFIX, CardFailure, LoadedCards, read_verified
 from cartograph.cards.model import Card
-from cartograph.cards.seal import verify_stored
-from cartograph.cards.store import (
-    ALIAS_SUFFIX,
-    CARD_SUFFIX,
-    CardFailure,
-    _read_bytes,
-    _validate_bytes,
-    load_verified,
+from cartograph.cards.seal import FailureKind
+from cartograph.errors import (
+    CardError,
+    CartographError,
+    KeyError_,
+    TrustError,
+    UsageError,
+    VerificationError,
 )
-from cartograph.errors import CartographError, KeyError_, TrustError, UsageError, VerificationError
-from cartograph.files import atomic_write
 from cartograph.trust.keys import OperatorKey, b64, load_key, unb64
 from cartograph.trust.store import TrustStore
 from cartograph.workspace import Workspace
@@ -47,6 +51,54 @@ logger = logging.getLogger(__name__)
 
 ALIAS_FORMAT = "cartograph.alias/1"
 _PREFIX = re.compile(r"^[A-Za-z0-9._-]{1,64}$")  # server names end up in MCP tool names (SEP-986)
+
+
+class AliasSignature(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    alg: Literal["Ed25519"] = "Ed25519"
+    key_id: str
+    value: str
+
+
+class AliasRecord(BaseModel):
+    """``<name>.alias.json`` (``cartograph.alias/1``): this operator's signed statement that the
+    card beside it (one version: its signature value) is served here as ``server``. The
+    signature covers the record as stored without ``signature``."""
+
+    model_config = ConfigDict(extra="allow", frozen=True)
+
+    format: Literal["cartograph.alias/1"]
+    server: str
+    original_server: str
+    card_key_id: str
+    card_signature: str
+    signed_at: str
+    signature: AliasSignature
+
+
+class ImportTarget(Protocol):
+    """What an import needs of the local card store: a directory of card files with aliases."""
+
+    cards_dir: Path
+
+    def load_verified(self, trust: TrustStore | None = None) -> LoadedCards: ...
+
+    def location(self, name: str) -> Path:
+        """Where the card stored under ``name`` is (or would be) kept."""
+        ...
+
+    def holds(self, name: str) -> bool:
+        """Whether a card is stored under ``name`` (verified or not)."""
+        ...
+
+    def write_sealed(self, name: str, raw: bytes) -> object:
+        """Store ``raw`` (a sealed card, byte for byte) under ``name``."""
+        ...
+
+    def write_alias(self, name: str, record: bytes) -> Path:
+        """Store the signed alias record that names the card under ``name``."""
+        ...
 
 
 @dataclass
@@ -70,15 +122,13 @@ def source_cards_dir(source: Path) -> Path:
     raise UsageError(f"{source}: neither a workspace with cards/ nor a directory of *{CARD_SUFFIX}")
 
 
-def import_store(ws: Workspace, source: Path, *, rename_prefix: str | None = None) -> ImportResult:
-    """Copy in every card of ``source`` that verifies here; refuse and report the rest."""
-    if ws.store is not None:
-        raise UsageError(
-            "`cards import` writes card files and alias records, which a shared store does not "
-            "hold yet: import into a workspace without --store / $CARTOGRAPH_STORE"
-        )
+def import_store(
+    ws: Workspace, target: ImportTarget, source: Path, *, rename_prefix: str | None = None
+) -> ImportResult:
+    """Copy into ``target`` every card of ``source`` that verifies here; refuse and report the
+    rest. ``ws`` is this operator's home (trust store, and the key that signs alias records)."""
     src = source_cards_dir(source)
-    if src.resolve() == ws.cards_dir.resolve():
+    if src.resolve() == target.cards_dir.resolve():
         raise UsageError(f"{source}: that is this workspace's own card store")
     if rename_prefix is not None and not _PREFIX.match(rename_prefix):
         raise UsageError(f"--rename {rename_prefix!r}: use letters, digits, '-', '_' or '.'")
@@ -86,7 +136,7 @@ def import_store(ws: Workspace, source: Path, *, rename_prefix: str | None = Non
     if trust.fault is not None:
         raise KeyError_(f"cannot import: {trust.fault}")
     run = _Import(
-        ws, trust, rename_prefix, _source_revocations(source, trust), ImportResult(source)
+        ws, target, trust, rename_prefix, _source_revocations(source, trust), ImportResult(source)
     )
     for path in sorted(p for p in src.iterdir() if p.name.endswith(CARD_SUFFIX)):
         run.one(path)
@@ -103,25 +153,30 @@ class _Import:
     def __init__(
         self,
         ws: Workspace,
+        target: ImportTarget,
         trust: TrustStore,
         prefix: str | None,
         revoked_there: dict[str, str],
         result: ImportResult,
     ) -> None:
-        self.ws, self.trust, self.prefix, self.result = ws, trust, prefix, result
+        self.ws, self.target, self.trust, self.prefix, self.result = (
+            ws,
+            target,
+            trust,
+            prefix,
+            result,
+        )
         self.revoked_there = revoked_there
-        self.local = load_verified(ws, trust)
-        self.taken = {p.name for p in ws.cards_dir.iterdir()} if ws.cards_dir.is_dir() else set()
+        self.local = target.load_verified(trust)
         self._key: OperatorKey | None = None
 
-    def refuse(self, path: Path, server: str | None, reason: str, kind: str) -> None:
+    def refuse(self, path: Path, server: str | None, reason: str, kind: FailureKind) -> None:
         self.result.refused.append(CardFailure(path, server, reason, kind))
 
     def one(self, path: Path) -> None:
         try:
-            raw = _read_bytes(path)
-            card = _validate_bytes(raw, source=str(path))
-            verify_stored(raw, self.trust, source=str(path))
+            raw = _read_source(path)
+            card = read_verified(raw, self.trust, source=str(path))
         except TrustError as exc:
             return self.refuse(path, None, str(exc), exc.kind)
         except VerificationError as exc:
@@ -142,11 +197,11 @@ class _Import:
             )
         here = self.local.cards.get(name)
         if here is None or here.signature is None:
-            if self.ws.card_path(name).name in self.taken:
+            if self.target.holds(name):
                 return self.refuse(
                     path,
                     name,
-                    f"{self.ws.card_path(name)} exists here and does "
+                    f"{self.target.location(name)} exists here and does "
                     "not verify; fix or remove it (`cartograph cards verify` says "
                     "why) before importing over it",
                     "clash",
@@ -170,7 +225,7 @@ class _Import:
         alias = self.prefix + name
         if alias in self.local.cards and self.same_or_update(path, alias, card, raw):
             return None
-        if alias in self.local.cards or self.ws.card_path(alias).name in self.taken:
+        if alias in self.local.cards or self.target.holds(alias):
             return self.refuse(
                 path,
                 name,
@@ -190,7 +245,9 @@ class _Import:
         if here.signature.value == sig.value:
             self.result.unchanged.append(name)
             return True
-        if here.signature.key_id != sig.key_id or self.local.paths[name] != self.ws.card_path(name):
+        if here.signature.key_id != sig.key_id or self.local.paths[name] != self.target.location(
+            name
+        ):
             return False
         if _when(sig.signed_at) < _when(here.signature.signed_at):
             self.refuse(
@@ -206,14 +263,19 @@ class _Import:
         return True
 
     def write(self, name: str, card: Card, raw: bytes, *, alias: bool) -> None:
-        target = self.ws.card_path(name)
-        atomic_write(target, raw)
+        self.target.write_sealed(name, raw)
         if alias:
             self._key = self._key or load_key(self.ws)
-            write_alias(target, card, name, self._key)
-        self.taken.add(target.name)
+            self.target.write_alias(name, alias_record(card, name, self._key))
         self.local.cards[name] = card
-        self.local.paths[name] = target
+        self.local.paths[name] = self.target.location(name)
+
+
+def _read_source(path: Path) -> bytes:
+    try:
+        return path.read_bytes()
+    except OSError as exc:
+        raise CardError(f"{path}: cannot read: {exc.strerror}") from exc
 
 
 def _when(stamp: str) -> float:
@@ -251,11 +313,11 @@ def _signer(trust: TrustStore, key_id: str) -> str:
     return entry.name if entry else "unknown"
 
 
-def write_alias(card_path: Path, card: Card, alias: str, key: OperatorKey) -> Path:
-    """Sign and write the alias record that renames ``card`` to ``alias`` here."""
+def alias_record(card: Card, alias: str, key: OperatorKey) -> bytes:
+    """The signed alias record that renames ``card`` to ``alias`` here, as stored."""
     if card.signature is None:
         raise VerificationError(f"card {card.identity.server!r} is unsigned; nothing to alias")
-    doc: dict[str, Any] = {
+    payload: dict[str, Any] = {
         "format": ALIAS_FORMAT,
         "server": alias,
         "original_server": card.identity.server,
@@ -263,22 +325,38 @@ def write_alias(card_path: Path, card: Card, alias: str, key: OperatorKey) -> Pa
         "card_signature": card.signature.value,
         "signed_at": clock.stamp(),
     }
-    value = key.private_key.sign(canonical(doc))
-    doc["signature"] = {"alg": "Ed25519", "key_id": key.key_id, "value": b64(value)}
-    path = card_path.with_name(card_path.name[: -len(CARD_SUFFIX)] + ALIAS_SUFFIX)
-    atomic_write(path, (json.dumps(doc, indent=2, ensure_ascii=False) + "\n").encode())
-    return path
+    value = key.private_key.sign(canonical(payload))
+    signature = AliasSignature(key_id=key.key_id, value=b64(value))
+    record = AliasRecord.model_validate({**payload, "signature": signature})
+    text = json.dumps(record.model_dump(mode="json"), indent=2, ensure_ascii=False)
+    return (text + "\n").encode()
 
 
-def apply_alias(path: Path, card: Card, trust: TrustStore) -> Card:
-    """``card`` under the name its alias record gives it, once the record verifies here."""
+def read_alias(record: bytes, path: Path) -> tuple[AliasRecord, dict[str, Any]]:
+    """The alias ``record`` (stored at ``path``) and the payload its signature covers (as
+    stored, without ``signature``); :class:`VerificationError` naming the file and the field
+    when it is not one."""
     try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
-        sig = doc.pop("signature")
-        signer, value = str(sig["key_id"]), str(sig["value"])
-        alias, signed_at = str(doc["server"]), str(doc["signed_at"])
-    except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+        raw = json.loads(record.decode("utf-8"))
+    except ValueError as exc:  # UnicodeDecodeError and JSONDecodeError alike
         raise VerificationError(f"{path}: not a readable {ALIAS_FORMAT} record: {exc!r}") from exc
+    try:
+        parsed = AliasRecord.model_validate(raw)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"]) or "(top level)"
+        raise VerificationError(
+            f"{path}: not a {ALIAS_FORMAT} record: field {where}: {first['msg']}"
+        ) from exc
+    return parsed, {k: v for k, v in raw.items() if k != "signature"}
+
+
+def apply_alias(record: bytes, path: Path, card: Card, trust: TrustStore) -> Card:
+    """``card`` under the name its alias ``record`` (stored at ``path``) gives it, once the
+    record verifies here."""
+    parsed, payload = read_alias(record, path)
+    signer, value = parsed.signature.key_id, parsed.signature.value
+    alias, signed_at = parsed.server, parsed.signed_at
     entry = trust.entry(signer)
     if entry is None or entry.origin != "operator":
         raise TrustError(
@@ -288,13 +366,13 @@ def apply_alias(path: Path, card: Card, trust: TrustStore) -> Card:
         )
     key = trust.check(f"alias {path.name}", signer, signed_at)
     try:
-        key.verify(unb64(value), canonical(doc))
+        key.verify(unb64(value), canonical(payload))
     except (InvalidSignature, ValueError) as exc:
         raise VerificationError(f"{path}: alias record was changed after signing") from exc
     if (
         card.signature is None
-        or doc.get("original_server") != card.identity.server
-        or doc.get("card_signature") != card.signature.value
+        or parsed.original_server != card.identity.server
+        or parsed.card_signature != card.signature.value
     ):
         raise VerificationError(
             f"{path}: the alias {alias!r} was made for another version of this card; import it "

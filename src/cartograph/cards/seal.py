@@ -21,18 +21,19 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, Literal
 
 from cryptography.exceptions import InvalidSignature
 
 from cartograph import clock
-from cartograph.canonical import canonical
+from cartograph.canonical import canonical, sha256_json
 from cartograph.cards.model import Card, Signature
-from cartograph.errors import CardError, TrustError, VerificationError
+from cartograph.errors import CardError, TrustError, TrustKind, VerificationError
 from cartograph.trust.keys import OperatorKey, b64, unb64
 from cartograph.trust.store import TrustStore
 
 __all__ = [
+    "card_version_digest",
     "sealed_bytes",
     "sign_card",
     "verify_card",
@@ -43,6 +44,14 @@ __all__ = [
 
 _MARK = b',"signature":'
 _SIG_FIELDS = frozenset({"alg", "key_id", "value", "signed_at"})
+
+
+def card_version_digest(card: Card) -> str:
+    """Names one version of one card: sha256 of its canonical JSON without the signature (what
+    the signature covers). The drift guard, the audit log and stubs record it as ``card_digest``.
+
+    Not :func:`cartograph.index.tool_index.card_set_digest`, which names a whole card set."""
+    return sha256_json(card.unsigned_payload())
 
 
 def sign_card(card: Card, key: OperatorKey, *, signed_at: str | None = None) -> Card:
@@ -137,7 +146,14 @@ def verify_stored(text: bytes, trust: TrustStore, *, source: str) -> None:
     verify_payload(str(name or source), payload, sig_model, trust)
 
 
-Verdict = tuple[str, str] | None
+FailureKind = (
+    TrustKind | Literal["signature", "malformed", "duplicate", "alias", "clash", "older", "invalid"]
+)
+"""Why a card was left out or refused: its key (a :class:`TrustError` kind), a bad signature, a
+malformed file, a second card for a server, a bad alias record; on import also a name clash or
+an older card by the same signer."""
+
+Verdict = tuple[str, FailureKind] | None
 """None when a card verified, else (reason, kind)."""
 
 

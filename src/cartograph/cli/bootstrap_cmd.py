@@ -6,28 +6,39 @@ Generation is always this explicit step; later commands load cards and never rew
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
-from rich.table import Table
 
-from cartograph.cli.common import AppContext, emit_json, handle_errors, pass_app, progress, stderr
+from cartograph.cli.common import (
+    AppContext,
+    config_option,
+    emit_json,
+    handle_errors,
+    json_option,
+    new_table,
+    pass_app,
+    progress,
+    stderr,
+)
 from cartograph.cli.common import stdout as out
-from cartograph.errors import UpstreamError, UsageError
-from cartograph.generate.attest import GENERATORS, AttestResult, attest_snapshot
-from cartograph.trust.keys import load_key
-from cartograph.trust.lifecycle import init_key
-from cartograph.upstream.snapshot import Snapshot, load_snapshot, save_snapshot
+from cartograph.errors import UsageError
+from cartograph.generate import GENERATORS, GeneratorName
 from cartograph.workspace import Workspace, read_settings, update_settings
+
+if TYPE_CHECKING:
+    from cartograph.errors import UpstreamError
+    from cartograph.generate.attest import AttestResult
+    from cartograph.generate.llm.client import LLMSettings
+    from cartograph.storage import Store
+    from cartograph.trust.keys import OperatorKey
+    from cartograph.upstream.snapshot import Snapshot
 
 
 @click.command()
-@click.option(
-    "--config",
-    "config_path",
-    type=click.Path(dir_okay=False),
-    help="mcp.json to federate (Claude Desktop / Claude Code / Cursor / VS Code shape). "
-    "Default: the one recorded in the workspace by the last bootstrap.",
+@config_option(
+    "mcp.json to federate (Claude Desktop / Claude Code / Cursor / VS Code shape). "
+    "Default: the one recorded in the workspace by the last bootstrap."
 )
 @click.option(
     "--from-snapshot",
@@ -75,7 +86,7 @@ from cartograph.workspace import Workspace, read_settings, update_settings
 )
 @click.option("--no-index", is_flag=True, help="Do not build the retrieval index afterwards.")
 @click.option("--strict", is_flag=True, help="Exit 1 when any upstream fails.")
-@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+@json_option()
 @pass_app
 @handle_errors
 def bootstrap(
@@ -83,7 +94,7 @@ def bootstrap(
     config_path: str | None,
     snapshot_path: str | None,
     servers: tuple[str, ...],
-    generator: str,
+    generator: GeneratorName,
     llm_base_url: str | None,
     llm_model: str | None,
     llm_api_key_env: str | None,
@@ -96,23 +107,19 @@ def bootstrap(
     as_json: bool,
 ) -> None:
     """Snapshot every upstream, generate capability cards, sign them, and store them."""
+    from cartograph.upstream.snapshot import load_snapshot, save_snapshot
+
     ws = app.workspace.ensure()
     llm = None
     if generator == "llm":
-        from cartograph.generate.llm.client import settings_from
-
-        llm = settings_from(
-            read_settings(ws).get("llm"),
-            {
-                "base_url": llm_base_url,
-                "model": llm_model,
-                "api_key_env": llm_api_key_env,
-                "concurrency": llm_concurrency,
-                "allow_fallback": allow_fallback,
-            },
-            source=str(ws.config_file),
-        )
-        llm.api_key()  # fail now, naming the variable, if it is named but unset
+        overrides = {
+            "base_url": llm_base_url,
+            "model": llm_model,
+            "api_key_env": llm_api_key_env,
+            "concurrency": llm_concurrency,
+            "allow_fallback": allow_fallback,
+        }
+        llm = _llm_settings(ws, overrides)
     key = _operator_key(ws)
     upstream_errors: dict[str, UpstreamError] = {}
     if snapshot_path:
@@ -127,6 +134,37 @@ def bootstrap(
     saved = save_snapshot(
         snapshot, ws.snapshots_dir / f"{snapshot.created_at.replace(':', '')}.json"
     )
+    from cartograph.storage import open_store
+
+    store = open_store(ws)
+    result = _attest(ws, store, snapshot, key, generator, servers, llm)
+    index_note = None if no_index else _build_index(ws, store)
+    _report(result, upstream_errors, saved, key.key_id, index_note, as_json)
+    if not result.written or (strict and (upstream_errors or result.failed)):
+        raise SystemExit(1)
+
+
+def _llm_settings(ws: Workspace, overrides: dict[str, Any]) -> LLMSettings:
+    """The LLM generator's settings: the workspace's "llm" block, then the options given."""
+    from cartograph.generate.llm.client import settings_from
+
+    llm = settings_from(read_settings(ws).llm, overrides, source=str(ws.config_file))
+    llm.api_key()  # fail now, naming the variable, if it is named but unset
+    return llm
+
+
+def _attest(
+    ws: Workspace,
+    store: Store,
+    snapshot: Snapshot,
+    key: OperatorKey,
+    generator: GeneratorName,
+    servers: tuple[str, ...],
+    llm: LLMSettings | None,
+) -> AttestResult:
+    """Generate, sign and store the cards, with a progress bar per server (and per tool)."""
+    from cartograph.generate.attest import attest_snapshot
+
     with progress() as bar:
         task = bar.add_task("generating and signing cards", total=len(snapshot.servers))
         tool_task = None
@@ -140,23 +178,23 @@ def bootstrap(
             if tool_task is not None:
                 bar.advance(tool_task)
 
-        result = attest_snapshot(
+        return attest_snapshot(
             ws,
             snapshot,
             key,
+            store=store,
             generator=generator,
             servers=servers or None,
             on_server=lambda _name: bar.advance(task),
             llm=llm,
             on_tool=on_tool,
         )
-    index_note = None if no_index else _build_index(ws)
-    _report(result, upstream_errors, saved, key.key_id, index_note, as_json)
-    if not result.written or (strict and (upstream_errors or result.failed)):
-        raise SystemExit(1)
 
 
-def _operator_key(ws: Workspace):
+def _operator_key(ws: Workspace) -> OperatorKey:
+    from cartograph.trust.keys import load_key
+    from cartograph.trust.lifecycle import init_key
+
     if not ws.private_key.exists():
         key = init_key(ws)
         stderr.print(f"created operator key {key.key_id} in {ws.private_key}", highlight=False)
@@ -186,8 +224,8 @@ def _snapshot_from_config(
     from cartograph.upstream.connect import snapshot_servers
 
     if not config_path:
-        recorded = read_settings(ws).get("mcp_config")
-        if not isinstance(recorded, str):
+        recorded = read_settings(ws).mcp_config
+        if recorded is None:
             raise UsageError(
                 "no --config given and none recorded in the workspace; "
                 "pass --config path/to/mcp.json"
@@ -215,13 +253,13 @@ def _snapshot_from_config(
     return outcome.snapshot, dict(outcome.failures)
 
 
-def _build_index(ws: Workspace) -> str | None:
+def _build_index(ws: Workspace, store: Store) -> str | None:
     try:
         from cartograph.index import open_index
     except ImportError:
         return None
     with stderr.status("building the retrieval index"):
-        index = open_index(ws)
+        index = open_index(ws, store)
     return f"index: {len(index.tool_ids)} tools, embedder {index.embedder.name}"
 
 
@@ -234,32 +272,9 @@ def _report(
     as_json: bool,
 ) -> None:
     if as_json:
-        emit_json(
-            {
-                "snapshot": str(saved),
-                "key_id": key_id,
-                "cards": {
-                    n: {"tools": len(c.tools), "summary": c.capability.summary}
-                    for n, c in sorted(result.written.items())
-                },
-                "failed": {
-                    **{
-                        n: {"error": str(e), "stderr_tail": e.stderr_tail}
-                        for n, e in upstream_errors.items()
-                    },
-                    **{
-                        n: {"error": m, "stderr_tail": ""}
-                        for n, m in result.failed.items()
-                        if n not in upstream_errors
-                    },
-                },
-                "dropped_directives": result.dropped,
-                "llm": result.llm.as_json() if result.llm else None,
-                "index": index_note,
-            }
-        )
+        emit_json(_report_json(result, upstream_errors, saved, key_id, index_note))
         return
-    table = Table(title=f"{len(result.written)} cards signed by {key_id}")
+    table = new_table(title=f"{len(result.written)} cards signed by {key_id}")
     table.add_column("server")
     table.add_column("tools", justify="right")
     table.add_column("dropped directives", justify="right")
@@ -279,17 +294,53 @@ def _report(
         if name not in upstream_errors:
             stderr.print(f"[red]failed[/] {name}: {msg}", highlight=False)
     if result.llm is not None:
-        u = result.llm
-        stderr.print(
-            f"llm {u.model}: {u.requests} requests, {u.prompt_tokens} prompt + "
-            f"{u.completion_tokens} completion tokens; {u.cache_hits} tools from cache, "
-            f"{u.generated} generated, {u.rejected} answers rejected, "
-            f"{sum(len(v) for v in u.fallbacks.values())} fell back to bootstrap",
-            highlight=False,
-        )
-        for name, tools in sorted(u.fallbacks.items()):
-            for tool, why in sorted(tools.items()):
-                stderr.print(f"[yellow]fallback[/] {name}/{tool}: {why}", highlight=False)
+        _report_llm(result)
     stderr.print(f"snapshot saved to {saved}", highlight=False)
     if index_note:
         stderr.print(index_note, highlight=False)
+
+
+def _report_json(
+    result: AttestResult,
+    upstream_errors: dict[str, UpstreamError],
+    saved: Path,
+    key_id: str,
+    index_note: str | None,
+) -> dict[str, Any]:
+    return {
+        "snapshot": str(saved),
+        "key_id": key_id,
+        "cards": {
+            n: {"tools": len(c.tools), "summary": c.capability.summary}
+            for n, c in sorted(result.written.items())
+        },
+        "failed": {
+            **{
+                n: {"error": str(e), "stderr_tail": e.stderr_tail}
+                for n, e in upstream_errors.items()
+            },
+            **{
+                n: {"error": m, "stderr_tail": ""}
+                for n, m in result.failed.items()
+                if n not in upstream_errors
+            },
+        },
+        "dropped_directives": result.dropped,
+        "llm": result.llm.as_json() if result.llm else None,
+        "index": index_note,
+    }
+
+
+def _report_llm(result: AttestResult) -> None:
+    u = result.llm
+    assert u is not None
+    stderr.print(
+        f"llm {u.model}: {u.requests} requests, {u.prompt_tokens} prompt + "
+        f"{u.completion_tokens} completion tokens; {u.cache_hits} tools from cache, "
+        f"{u.generated} generated, {u.rejected} answers rejected, "
+        f"{sum(len(v) for v in u.fallbacks.values())} fell back to bootstrap",
+        highlight=False,
+    )
+    for name, tools in sorted(u.fallbacks.items()):
+        for tool, why in sorted(tools.items()):
+            stderr.print(f"[yellow]fallback[/] {name}/{tool}: {why}", highlight=False)

@@ -1,21 +1,26 @@
-"""`cartograph cards`: list, show, verify, re-sign and import signed cards."""
+"""`cartograph cards`: list, show, verify, re-sign and import signed cards, and their history."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
-from rich.table import Table
 
-from cartograph.cards.federation import import_store
-from cartograph.cards.model import Card
-from cartograph.cards.store import load_verified, read_verified_card, resign_store
-from cartograph.cli.common import AppContext, emit_json, handle_errors, pass_app, stderr, stdout
-from cartograph.errors import UsageError, VerificationError
-from cartograph.trust.keys import load_key
-from cartograph.trust.store import TrustStore
-from cartograph.workspace import Workspace
+from cartograph.cli.common import (
+    AppContext,
+    emit_json,
+    handle_errors,
+    json_option,
+    new_table,
+    pass_app,
+    stderr,
+    stdout,
+)
+
+if TYPE_CHECKING:
+    pass
 
 
 @click.group()
@@ -24,12 +29,14 @@ def cards() -> None:
 
 
 @cards.command("list")
-@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+@json_option()
 @pass_app
 @handle_errors
 def cards_list(app: AppContext, as_json: bool) -> None:
     """One line per verified card: server, tools, generator, key id, signing time."""
-    loaded = load_verified(app.workspace)
+    from cartograph.storage import open_store
+
+    loaded = open_store(app.workspace).load_verified()
     rows = []
     for name, card in sorted(loaded.cards.items()):
         sig = card.signature
@@ -54,7 +61,7 @@ def cards_list(app: AppContext, as_json: bool) -> None:
             }
         )
         return
-    table = Table(title=f"{len(rows)} verified cards, {loaded.tool_count()} tools")
+    table = new_table(title=f"{len(rows)} verified cards, {loaded.tool_count()} tools")
     for col in ("server", "tools", "generator", "key id", "signed at", "summary"):
         table.add_column(col, overflow="fold")
     for r in rows:
@@ -71,42 +78,30 @@ def cards_list(app: AppContext, as_json: bool) -> None:
         stderr.print(f"[red]left out[/] {f.path}: {f.reason}", highlight=False)
 
 
-def _shared_card(ws: Workspace, server: str) -> Card:
-    """One server's card from the shared store, verified (the failure's reason otherwise)."""
-    loaded = load_verified(ws)
-    if server in loaded.cards:
-        return loaded.cards[server]
-    for failure in loaded.failures:
-        if failure.server == server or failure.path.name == ws.card_path(server).name:
-            raise VerificationError(failure.reason)
-    raise UsageError(
-        f"no card for server {server!r} in the shared store; "
-        "`cartograph cards list` shows what there is"
-    )
-
-
 @cards.command("show")
 @click.argument("server")
-@click.option("--json", "as_json", is_flag=True, help="Print the whole signed card as JSON.")
+@click.option(
+    "--version",
+    "version",
+    type=click.IntRange(1),
+    metavar="N",
+    help="Show version N of the card from the store's history (`cards history SERVER`).",
+)
+@json_option("Print the whole signed card as JSON.")
 @pass_app
 @handle_errors
-def cards_show(app: AppContext, server: str, as_json: bool) -> None:
+def cards_show(app: AppContext, server: str, version: int | None, as_json: bool) -> None:
     """Show one server's card (verified first; a card that fails is not shown)."""
-    ws = app.workspace
-    if ws.store is not None:
-        card = _shared_card(ws, server)
-    else:
-        path = ws.card_path(server)
-        if not path.is_file():
-            raise UsageError(
-                f"no card for server {server!r} in {ws.cards_dir}; "
-                "`cartograph cards list` shows what there is"
-            )
-        card = read_verified_card(path, TrustStore.for_workspace(ws))
+    from cartograph.storage import open_store
+
+    store = open_store(app.workspace)
+    card = store.read_card(server) if version is None else store.read_version(server, version)
     if as_json:
         emit_json(card.model_dump(mode="json"))
         return
     sig = card.signature
+    if version is not None:
+        stdout.print(f"version {version} of the card of {server}", highlight=False)
     stdout.print(
         f"[bold]{card.identity.server}[/] ({card.identity.transport}) "
         f"{card.identity.endpoint or ''}",
@@ -120,7 +115,7 @@ def cards_show(app: AppContext, server: str, as_json: bool) -> None:
         f"generator {card.provenance.generator}/{card.provenance.generator_version}",
         highlight=False,
     )
-    table = Table()
+    table = new_table()
     for col in ("tool", "summary", "example"):
         table.add_column(col, overflow="fold")
     for t in card.tools:
@@ -134,7 +129,7 @@ def cards_show(app: AppContext, server: str, as_json: bool) -> None:
 
 
 @cards.command("verify")
-@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+@json_option()
 @pass_app
 @handle_errors
 def cards_verify(app: AppContext, as_json: bool) -> None:
@@ -143,9 +138,12 @@ def cards_verify(app: AppContext, as_json: bool) -> None:
     Each failure says which file and why: tampered, unsigned, malformed, or a key that is
     unknown, revoked, or outside its validity window at the card's signing time.
     """
+    from cartograph.storage import open_store
+    from cartograph.trust.store import TrustStore
+
     ws = app.workspace
     trust = TrustStore.for_workspace(ws)
-    loaded = load_verified(ws, trust)
+    loaded = open_store(ws).load_verified(trust)
     ok = sorted(loaded.cards)
     bad = [
         {"path": str(f.path), "server": f.server, "kind": f.kind, "reason": f.reason}
@@ -169,7 +167,7 @@ def cards_verify(app: AppContext, as_json: bool) -> None:
     is_flag=True,
     help="Also re-sign cards imported from other operators (you vouch for them then).",
 )
-@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+@json_option()
 @pass_app
 @handle_errors
 def cards_resign(app: AppContext, include_peers: bool, as_json: bool) -> None:
@@ -178,8 +176,11 @@ def cards_resign(app: AppContext, include_peers: bool, as_json: bool) -> None:
     Cards that fail verification are not re-signed (exit 1): regenerate them with
     `cartograph bootstrap`.
     """
+    from cartograph.storage import open_store
+    from cartograph.trust.keys import load_key
+
     ws = app.workspace
-    result = resign_store(ws, load_key(ws), include_peers=include_peers)
+    result = open_store(ws).resign(load_key(ws), include_peers=include_peers)
     failed = [{"path": str(f.path), "kind": f.kind, "reason": f.reason} for f in result.failures]
     if as_json:
         emit_json(
@@ -215,7 +216,7 @@ def cards_resign(app: AppContext, include_peers: bool, as_json: bool) -> None:
     metavar="PREFIX",
     help="Keep a clashing card as PREFIX+server (bound by an alias record you sign).",
 )
-@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+@json_option()
 @pass_app
 @handle_errors
 def cards_import(app: AppContext, source: Path, rename_prefix: str | None, as_json: bool) -> None:
@@ -226,7 +227,11 @@ def cards_import(app: AppContext, source: Path, rename_prefix: str | None, as_js
     with a card here by another key is refused unless --rename. Exit 1 when any card is
     refused.
     """
-    result = import_store(app.workspace, source, rename_prefix=rename_prefix)
+    from cartograph.cards.federation import import_store
+    from cartograph.storage import open_store
+
+    ws = app.workspace
+    result = import_store(ws, open_store(ws).import_target(), source, rename_prefix=rename_prefix)
     refused = [
         {"path": str(f.path), "server": f.server, "kind": f.kind, "reason": f.reason}
         for f in result.refused
@@ -255,4 +260,67 @@ def cards_import(app: AppContext, source: Path, rename_prefix: str | None, as_js
                 f"[red]REFUSED[/] ({f['kind']}) {f['path']}: {f['reason']}", highlight=False
             )
     if refused:
+        raise SystemExit(1)
+
+
+@cards.command("history")
+@click.argument("server")
+@json_option()
+@pass_app
+@handle_errors
+def cards_history(app: AppContext, server: str, as_json: bool) -> None:
+    """List the kept versions of one server's card, oldest first, each verified.
+
+    The newest is the current card. How many are kept is the `card_history` setting of
+    config.json (default 20). Exit 1 when a kept version does not verify.
+    """
+    from cartograph.errors import CartographError
+    from cartograph.storage import open_store
+    from cartograph.trust.store import TrustStore
+
+    ws = app.workspace
+    store = open_store(ws)
+    trust = TrustStore.for_workspace(ws)
+    rows = []
+    for v in store.card_history(server):
+        row: dict[str, object] = {"version": v.version, "written_at": v.written_at}
+        row["sha256"] = v.sha256
+        try:
+            card = store.read_version(server, v.version, trust)
+        except CartographError as exc:
+            row["failed"] = str(exc)
+        else:
+            sig = card.signature
+            row["key_id"] = sig.key_id if sig else None
+            row["signed_at"] = sig.signed_at if sig else None
+            row["tools"] = len(card.tools)
+        rows.append(row)
+    if as_json:
+        emit_json({"server": server, "versions": rows})
+    else:
+        table = new_table(title=f"{len(rows)} kept version(s) of the card of {server}")
+        for col in ("version", "written at", "key id", "signed at", "tools"):
+            table.add_column(col, overflow="fold")
+        for r in rows:
+            if "failed" in r:
+                table.add_row(str(r["version"]), str(r["written_at"]), "[red]FAILED[/]", "", "")
+            else:
+                table.add_row(
+                    str(r["version"]),
+                    str(r["written_at"]),
+                    str(r["key_id"] or ""),
+                    str(r["signed_at"] or ""),
+                    str(r["tools"]),
+                )
+        stdout.print(table)
+        if not rows:
+            stderr.print(
+                f"no kept versions of the card of {server!r} in {store.label} (a card written "
+                "before history was kept gets its first at its next write)",
+                highlight=False,
+            )
+        for r in rows:
+            if "failed" in r:
+                stderr.print(f"[red]version {r['version']}[/]: {r['failed']}", highlight=False)
+    if any("failed" in r for r in rows):
         raise SystemExit(1)

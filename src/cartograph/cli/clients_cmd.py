@@ -9,11 +9,18 @@ from __future__ import annotations
 from pathlib import Path
 
 import click
-from rich.table import Table
 
-from cartograph.access.clients import ClientStore
-from cartograph.access.policy import Policy, load_policy
-from cartograph.cli.common import AppContext, emit_json, handle_errors, pass_app, stderr, stdout
+from cartograph.cli.common import (
+    AppContext,
+    emit_json,
+    handle_errors,
+    json_option,
+    new_table,
+    pass_app,
+    policy_option,
+    stderr,
+    stdout,
+)
 from cartograph.errors import UsageError
 
 
@@ -26,11 +33,11 @@ def clients() -> None:
 @click.argument("name")
 @click.option("--allow", multiple=True, metavar="GLOB", help="server.tool pattern it may use.")
 @click.option("--deny", multiple=True, metavar="GLOB", help="server.tool pattern it may not use.")
-@click.option("--policy", "policy_file", type=click.Path(dir_okay=False), help="Policy JSON.")
+@policy_option()
 @click.option("--calls-per-minute", type=float, help="Tool calls per minute (discover too).")
 @click.option("--max-concurrent", type=int, help="Tool calls running at once.")
 @click.option("--requests-per-minute", type=float, help="HTTP requests per minute (429 above).")
-@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+@json_option()
 @pass_app
 @handle_errors
 def clients_add(
@@ -45,6 +52,9 @@ def clients_add(
     as_json: bool,
 ) -> None:
     """Register client NAME and print its API key (shown once, stored hashed)."""
+    from cartograph.access.clients import ClientStore
+    from cartograph.access.policy import Policy, load_policy
+
     if policy_file and (allow or deny or calls_per_minute or max_concurrent or requests_per_minute):
         raise UsageError("give either --policy FILE or the --allow/--deny/limit options")
     if policy_file:
@@ -75,16 +85,20 @@ def clients_add(
 @handle_errors
 def clients_revoke(app: AppContext, name: str) -> None:
     """Revoke client NAME's key (a running proxy refuses it from its next request)."""
+    from cartograph.access.clients import ClientStore
+
     record = ClientStore.of(app.workspace).revoke(name)
     stdout.print(f"client {name!r} revoked at {record.revoked} (key id {record.key_id})")
 
 
 @clients.command("list")
-@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+@json_option()
 @pass_app
 @handle_errors
 def clients_list(app: AppContext, as_json: bool) -> None:
     """List clients: key id, created, revoked, policy (never a key)."""
+    from cartograph.access.clients import ClientStore
+
     records = ClientStore.of(app.workspace).records()
     if as_json:
         emit_json(
@@ -94,7 +108,7 @@ def clients_list(app: AppContext, as_json: bool) -> None:
             ]
         )
         return
-    table = Table("client", "key id", "created", "revoked", "allow", "deny", "limits")
+    table = new_table("client", "key id", "created", "revoked", "allow", "deny", "limits")
     for r in records.values():
         p = r.policy.to_json()
         limits = ", ".join(

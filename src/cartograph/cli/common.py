@@ -1,7 +1,9 @@
-"""Shared plumbing for CLI commands: the workspace option, JSON output, errors to exit codes.
+"""Shared plumbing for CLI commands: the app context, the option blocks several commands declare,
+JSON output, rich output made on first use, and errors to exit codes.
 
 Exit codes: 0 ok, 1 findings (verification failures, Rift HIGH), 2 usage or config error.
-Human output goes to stdout; logs and progress bars go to stderr.
+Human output goes to stdout; logs and progress bars go to stderr. Nothing here imports rich or
+a library package at import time: ``cartograph --help`` loads click and this module only.
 """
 
 from __future__ import annotations
@@ -10,23 +12,61 @@ import functools
 import json
 import logging
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
 import click
-from rich.console import Console
-from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from cartograph.errors import CartographError
 from cartograph.workspace import Workspace
 
+if TYPE_CHECKING:
+    from rich.console import Console
+    from rich.progress import Progress
+    from rich.status import Status
+    from rich.table import Table
+
 P = ParamSpec("P")
 R = TypeVar("R")
+F = TypeVar("F", bound=Callable[..., Any])
 
-stdout = Console(soft_wrap=True)
-stderr = Console(stderr=True)
+
+class LazyConsole:
+    """A rich ``Console`` made on first use (importing rich costs more than printing help)."""
+
+    def __init__(self, **options: Any) -> None:
+        self._options = options
+        self._console: Console | None = None
+
+    @property
+    def console(self) -> Console:
+        if self._console is None:
+            from rich.console import Console
+
+            self._console = Console(**self._options)
+        return self._console
+
+    def print(self, *objects: Any, **kwargs: Any) -> None:
+        self.console.print(*objects, **kwargs)
+
+    def status(self, status: str) -> Status:
+        return self.console.status(status)
+
+    @property
+    def is_terminal(self) -> bool:
+        return self.console.is_terminal
+
+
+stdout = LazyConsole(soft_wrap=True)
+stderr = LazyConsole(stderr=True)
+
+
+def new_table(*headers: str, **options: Any) -> Table:
+    """A rich ``Table`` (rich is imported here, when a command prints one)."""
+    from rich.table import Table
+
+    return Table(*headers, **options)
 
 
 @dataclass
@@ -45,6 +85,75 @@ class AppContext:
 pass_app = click.make_pass_decorator(AppContext, ensure=True)
 
 
+# -- option blocks ------------------------------------------------------------------------------
+
+
+def home_option(func: F) -> F:
+    return click.option(
+        "--home",
+        envvar="CARTOGRAPH_HOME",
+        type=click.Path(file_okay=False),
+        help="Workspace directory (keys, cards, index, snapshots, logs). "
+        "Default: $CARTOGRAPH_HOME or ./.cartograph",
+    )(func)
+
+
+def store_option(func: F) -> F:
+    return click.option(
+        "--store",
+        envvar="CARTOGRAPH_STORE",
+        metavar="URL",
+        help="Shared store for cards, index, audit log and quarantine: "
+        "postgresql://USER@HOST/DB (several proxy replicas on one store; docs/scale-out.md). "
+        "Default: $CARTOGRAPH_STORE, else the workspace files.",
+    )(func)
+
+
+def json_option(help: str = "Print the result as JSON.") -> Callable[[F], F]:
+    """``--json`` (parameter ``as_json``)."""
+    return click.option("--json", "as_json", is_flag=True, help=help)
+
+
+def k_option(help: str, *, flag: str = "-k", most: int = 100) -> Callable[[F], F]:
+    """How many tools (parameter ``k``, 1..most, default 5)."""
+    return click.option(
+        flag, "k", type=click.IntRange(1, most), default=5, show_default=True, help=help
+    )
+
+
+def method_option(
+    methods: Sequence[str],
+    help: str,
+    *,
+    default: str | None = None,
+    multiple: bool = False,
+    dest: str = "method",
+) -> Callable[[F], F]:
+    """``--method`` chosen from ``methods`` (with a shown default, or repeatable)."""
+    return click.option(
+        "--method",
+        dest,
+        type=click.Choice(methods),
+        multiple=multiple,
+        default=default,
+        show_default=default is not None,
+        help=help,
+    )
+
+
+def config_option(help: str) -> Callable[[F], F]:
+    """``--config`` mcp.json (parameter ``config_path``)."""
+    return click.option("--config", "config_path", type=click.Path(dir_okay=False), help=help)
+
+
+def policy_option(help: str = "Policy JSON.") -> Callable[[F], F]:
+    """``--policy`` FILE (parameter ``policy_file``)."""
+    return click.option("--policy", "policy_file", type=click.Path(dir_okay=False), help=help)
+
+
+# -- output and errors --------------------------------------------------------------------------
+
+
 def emit_json(data: Any) -> None:
     """Write one JSON document to stdout."""
     sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n")
@@ -59,6 +168,8 @@ def handle_errors(func: Callable[P, R]) -> Callable[P, R]:
         try:
             return func(*args, **kwargs)
         except CartographError as exc:
+            from rich.markup import escape
+
             stderr.print("[bold red]error:[/]", escape(str(exc)), highlight=False)
             raise SystemExit(exc.exit_code) from None
 
@@ -67,12 +178,20 @@ def handle_errors(func: Callable[P, R]) -> Callable[P, R]:
 
 def progress(transient: bool = True) -> Progress:
     """A rich progress bar on stderr (disabled when stderr is not a terminal)."""
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+    )
+
     return Progress(
         TextColumn("[progress.description]{task.description}"),
         BarColumn(),
         MofNCompleteColumn(),
         TimeElapsedColumn(),
-        console=stderr,
+        console=stderr.console,
         transient=transient,
         disable=not stderr.is_terminal,
     )

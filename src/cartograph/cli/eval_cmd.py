@@ -3,13 +3,26 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import click
-from rich.table import Table
 
-from cartograph.cli.common import AppContext, emit_json, handle_errors, pass_app, stderr, stdout
-from cartograph.evaluate import load_queries, run_eval
-from cartograph.index import METHODS, open_index
+from cartograph.cli.common import (
+    AppContext,
+    emit_json,
+    handle_errors,
+    json_option,
+    k_option,
+    method_option,
+    new_table,
+    pass_app,
+    stderr,
+    stdout,
+)
+from cartograph.index.names import METHODS, Method
+
+if TYPE_CHECKING:
+    from cartograph.evaluate import EvalReport
 
 
 @click.command("eval")
@@ -21,29 +34,18 @@ from cartograph.index import METHODS, open_index
     help='JSONL: {"query", "server", "tool"} or {"query", "relevant": [[s, t], ...]}, '
     "optionally with 'acceptable' / 'relevant_equivalent'.",
 )
-@click.option(
-    "--method",
-    "methods",
-    multiple=True,
-    type=click.Choice(METHODS),
-    help="Method(s) to compare (repeatable). Default: all.",
+@method_option(
+    METHODS, "Method(s) to compare (repeatable). Default: all.", multiple=True, dest="methods"
 )
-@click.option(
-    "-k",
-    "k",
-    type=click.IntRange(1, 100),
-    default=5,
-    show_default=True,
-    help="Cut-off listed in --verbose, and k for two-stage's server stage.",
-)
-@click.option("--json", "as_json", is_flag=True, help="Print the figures as JSON.")
+@k_option("Cut-off listed in --verbose, and k for two-stage's server stage.")
+@json_option("Print the figures as JSON.")
 @click.option("--verbose", is_flag=True, help="List each miss with what ranked first instead.")
 @pass_app
 @handle_errors
 def eval_(
     app: AppContext,
     queries_path: Path,
-    methods: tuple[str, ...],
+    methods: tuple[Method, ...],
     k: int,
     as_json: bool,
     verbose: bool,
@@ -53,30 +55,20 @@ def eval_(
     A query counts as a hit at k when any relevant or acceptable tool ranks in the top k.
     'random' is shown as its expected value.
     """
+    from cartograph.evaluate import load_queries, run_eval
+    from cartograph.index import open_index
+    from cartograph.storage import open_store
+
     queries = load_queries(queries_path)
-    index = open_index(app.workspace)
+    ws = app.workspace
+    index = open_index(ws, open_store(ws))
     report = run_eval(index, queries, list(methods) or list(METHODS), k=k)
     if report.missing_labels:
         stderr.print(f"[yellow]{report.missing_labels} query(ies) name no tool in the index[/]")
     if as_json:
-        data = report.as_json()
-        if verbose:
-            data["misses"] = {
-                m: [
-                    {
-                        "id": x.id,
-                        "query": x.query,
-                        "expected": x.expected,
-                        "rank": x.rank,
-                        "top": x.top,
-                    }
-                    for x in r.misses
-                ]
-                for m, r in report.methods.items()
-            }
-        emit_json(data)
+        emit_json(_as_json(report, verbose))
         return
-    table = Table(title=f"{len(queries)} queries over {len(index)} tools ({queries_path.name})")
+    table = new_table(title=f"{len(queries)} queries over {len(index)} tools ({queries_path.name})")
     for col in ("method", "R@1", "R@3", "R@5", "MRR", "mean rank", "n"):
         table.add_column(col, justify="left" if col == "method" else "right")
     for name, res in report.methods.items():
@@ -89,15 +81,32 @@ def eval_(
         )
     stdout.print(table)
     if verbose:
-        for name, res in report.methods.items():
-            if not res.misses:
-                continue
-            stdout.print(f"\n[bold]{name}[/]: {len(res.misses)} miss(es) at k={k}")
-            for miss in res.misses:
-                want = ", ".join(f"{s}/{t}" for s, t in miss.expected[:4])
-                got = ", ".join(f"{s}/{t}" for s, t in miss.top[:3])
-                stdout.print(
-                    f"  [{miss.id}] {miss.query!r}\n    wanted {want}; rank "
-                    f"{miss.rank or '-'}; top: {got}",
-                    highlight=False,
-                )
+        _print_misses(report, k)
+
+
+def _as_json(report: EvalReport, verbose: bool) -> dict[str, Any]:
+    data = report.as_json()
+    if verbose:
+        data["misses"] = {
+            m: [
+                {"id": x.id, "query": x.query, "expected": x.expected, "rank": x.rank, "top": x.top}
+                for x in r.misses
+            ]
+            for m, r in report.methods.items()
+        }
+    return data
+
+
+def _print_misses(report: EvalReport, k: int) -> None:
+    for name, res in report.methods.items():
+        if not res.misses:
+            continue
+        stdout.print(f"\n[bold]{name}[/]: {len(res.misses)} miss(es) at k={k}")
+        for miss in res.misses:
+            want = ", ".join(f"{s}/{t}" for s, t in miss.expected[:4])
+            got = ", ".join(f"{s}/{t}" for s, t in miss.top[:3])
+            stdout.print(
+                f"  [{miss.id}] {miss.query!r}\n    wanted {want}; rank "
+                f"{miss.rank or '-'}; top: {got}",
+                highlight=False,
+            )

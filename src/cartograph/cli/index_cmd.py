@@ -5,12 +5,17 @@ from __future__ import annotations
 from typing import Any
 
 import click
-from rich.table import Table
 
-from cartograph.cli.common import AppContext, emit_json, handle_errors, pass_app, stderr, stdout
-from cartograph.index import load_embedder, open_index_with_status
-from cartograph.index.tool_index import read_manifest
-from cartograph.storage import open_store
+from cartograph.cli.common import (
+    AppContext,
+    emit_json,
+    handle_errors,
+    json_option,
+    new_table,
+    pass_app,
+    stderr,
+    stdout,
+)
 
 
 @click.group()
@@ -23,19 +28,24 @@ def index() -> None:
     "--embedder",
     "spec",
     default=None,
-    help="Embedder spec: minilm, minilm-exact, minilm-int8, openai:<model>@<url>, "
+    help="Embedder spec: minilm, minilm-exact, minilm-int8, minilm-tools (trained), "
+    "openai:<model>@<url>, "
     "st:<model>. Default: config.json 'embedder', $CARTOGRAPH_EMBEDDER, or minilm.",
 )
-@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+@json_option()
 @pass_app
 @handle_errors
 def index_build(app: AppContext, spec: str | None, as_json: bool) -> None:
     """Rebuild the index from the cards that verify (cards that fail are left out)."""
+    from cartograph.index import load_embedder, open_index_with_status
+    from cartograph.storage import open_store
+
     embedder = load_embedder(spec) if spec else None
-    idx, status = open_index_with_status(app.workspace, embedder, rebuild=True)
-    where = app.workspace.store
+    ws = app.workspace
+    store = open_store(ws)
+    idx, status = open_index_with_status(ws, store, embedder, rebuild=True)
     info = {
-        "path": str(app.workspace.index_dir) if where is None else open_store(app.workspace).label,
+        "path": store.index_where,
         "tools": len(idx),
         "servers": len(idx.servers),
         "embedder": idx.embedder.name,
@@ -55,36 +65,21 @@ def index_build(app: AppContext, spec: str | None, as_json: bool) -> None:
 
 
 @index.command("info")
-@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+@json_option()
 @pass_app
 @handle_errors
 def index_info(app: AppContext, as_json: bool) -> None:
     """Describe the saved index (without checking it against the cards)."""
-    if app.workspace.store is not None:
-        from cartograph.storage import pg_store
-        from cartograph.storage.pg_index import index_info
+    from cartograph.storage import open_store
 
-        _show(index_info(pg_store(app.workspace).db), as_json)
-        return
-    manifest = read_manifest(app.workspace.index_dir)
-    info = {
-        "path": str(app.workspace.index_dir),
-        "tools": len(manifest["tools"]),
-        "servers": len(manifest["servers"]),
-        "embedder": manifest["embedder"],
-        "card_digest": manifest["card_digest"],
-        "built_at": manifest.get("built_at"),
-        "build_seconds": manifest.get("build_seconds"),
-        "files": len(manifest["files"]),
-    }
-    _show(info, as_json)
+    _show(open_store(app.workspace).index_info(), as_json)
 
 
 def _show(info: dict[str, Any], as_json: bool) -> None:
     if as_json:
         emit_json(info)
         return
-    table = Table(show_header=False)
+    table = new_table(show_header=False)
     for key, value in info.items():
         if isinstance(value, dict):
             value = ", ".join(f"{k}={v}" for k, v in value.items())

@@ -5,17 +5,26 @@ from __future__ import annotations
 import re
 from datetime import datetime, timedelta
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import click
-from rich.table import Table
 
 from cartograph import clock
-from cartograph.cli.common import AppContext, emit_json, handle_errors, pass_app, stderr, stdout
+from cartograph.cli.common import (
+    AppContext,
+    emit_json,
+    handle_errors,
+    json_option,
+    new_table,
+    pass_app,
+    stderr,
+    stdout,
+)
 from cartograph.errors import UsageError
-from cartograph.trust.keys import load_key
-from cartograph.trust.lifecycle import init_key, rotate_key, trust_key
-from cartograph.trust.revocation import reset_revocations, revocations_file, revoke_key
-from cartograph.trust.store import TrustStore
+from cartograph.workspace import Workspace
+
+if TYPE_CHECKING:
+    from cartograph.trust.store import Revocation, TrustedKey, TrustStore
 
 _DURATION = re.compile(r"^(\d+)([smhdw])$")
 _UNITS = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
@@ -46,11 +55,13 @@ def keys() -> None:
 
 @keys.command("init")
 @click.option("--force", is_flag=True, help="Replace an existing key (old cards stop verifying).")
-@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+@json_option()
 @pass_app
 @handle_errors
 def keys_init(app: AppContext, force: bool, as_json: bool) -> None:
     """Create the operator key pair (private key file mode 0600) and print its key id."""
+    from cartograph.trust.lifecycle import init_key
+
     ws = app.workspace
     key = init_key(ws, force=force)
     if as_json:
@@ -66,11 +77,14 @@ def keys_init(app: AppContext, force: bool, as_json: bool) -> None:
 
 
 @keys.command("show")
-@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+@json_option()
 @pass_app
 @handle_errors
 def keys_show(app: AppContext, as_json: bool) -> None:
     """Show the operator key id and every trusted key id."""
+    from cartograph.trust.keys import load_key
+    from cartograph.trust.store import TrustStore
+
     ws = app.workspace
     key = load_key(ws)
     trusted = TrustStore.for_workspace(ws).key_ids()
@@ -83,7 +97,7 @@ def keys_show(app: AppContext, as_json: bool) -> None:
 
 
 @keys.command("list")
-@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+@json_option()
 @pass_app
 @handle_errors
 def keys_list(app: AppContext, as_json: bool) -> None:
@@ -91,43 +105,18 @@ def keys_list(app: AppContext, as_json: bool) -> None:
 
     Exits 1 when the trust store is in fault (then no card verifies).
     """
+    from cartograph.trust.keys import load_key
+    from cartograph.trust.store import TrustStore
+
     ws = app.workspace
     store = TrustStore.for_workspace(ws)
     current = load_key(ws).key_id if ws.private_key.is_file() else None
-    rows = []
-    for entry in store.entries():
-        revoked = store.revoked.get(entry.key_id)
-        rows.append(
-            {
-                "key_id": entry.key_id,
-                "name": entry.name,
-                "origin": entry.origin,
-                "current": entry.key_id == current,
-                "not_before": clock.format_time(entry.not_before) if entry.not_before else None,
-                "not_after": clock.format_time(entry.not_after) if entry.not_after else None,
-                "state": store.state(entry.key_id),
-                "revoked_reason": revoked.reason if revoked else None,
-            }
-        )
+    rows = [_key_row(store, entry, current) for entry in store.entries()]
     orphans = [r for kid, r in sorted(store.revoked.items()) if store.entry(kid) is None]
     if as_json:
-        emit_json(
-            {
-                "keys": rows,
-                "revoked_unknown": [
-                    {"key_id": r.key_id, "revoked_at": r.revoked_at, "reason": r.reason}
-                    for r in orphans
-                ],
-                "revocation_list": {
-                    "path": str(revocations_file(ws)),
-                    "serial": store.revocation_serial,
-                    "signed_by": store.revocation_signer,
-                },
-                "fault": store.fault,
-            }
-        )
+        emit_json(_keys_json(ws, store, rows, orphans))
     else:
-        table = Table(title=f"{len(rows)} key(s) in the trust store")
+        table = new_table(title=f"{len(rows)} key(s) in the trust store")
         for col in ("key id", "name", "origin", "not before", "not after", "state"):
             table.add_column(col, overflow="fold")
         for r in rows:
@@ -156,6 +145,39 @@ def keys_list(app: AppContext, as_json: bool) -> None:
         raise SystemExit(1)
 
 
+def _key_row(store: TrustStore, entry: TrustedKey, current: str | None) -> dict[str, Any]:
+    revoked = store.revoked.get(entry.key_id)
+    return {
+        "key_id": entry.key_id,
+        "name": entry.name,
+        "origin": entry.origin,
+        "current": entry.key_id == current,
+        "not_before": clock.format_time(entry.not_before) if entry.not_before else None,
+        "not_after": clock.format_time(entry.not_after) if entry.not_after else None,
+        "state": store.state(entry.key_id),
+        "revoked_reason": revoked.reason if revoked else None,
+    }
+
+
+def _keys_json(
+    ws: Workspace, store: TrustStore, rows: list[dict[str, Any]], orphans: list[Revocation]
+) -> dict[str, Any]:
+    from cartograph.trust.revocation import revocations_file
+
+    return {
+        "keys": rows,
+        "revoked_unknown": [
+            {"key_id": r.key_id, "revoked_at": r.revoked_at, "reason": r.reason} for r in orphans
+        ],
+        "revocation_list": {
+            "path": str(revocations_file(ws)),
+            "serial": store.revocation_serial,
+            "signed_by": store.revocation_signer,
+        },
+        "fault": store.fault,
+    }
+
+
 @keys.command("rotate")
 @click.option(
     "--grace",
@@ -163,7 +185,7 @@ def keys_list(app: AppContext, as_json: bool) -> None:
     show_default=True,
     help="How long the old key stays valid after now (e.g. 12h, 7d), for signers still using it.",
 )
-@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+@json_option()
 @pass_app
 @handle_errors
 def keys_rotate(app: AppContext, grace: str, as_json: bool) -> None:
@@ -172,6 +194,8 @@ def keys_rotate(app: AppContext, grace: str, as_json: bool) -> None:
     Cards the old key signed before then stay valid. New cards are signed by the new key;
     `cartograph cards resign` re-signs the store with it.
     """
+    from cartograph.trust.lifecycle import rotate_key
+
     rotation = rotate_key(app.workspace, grace=_duration(grace))
     out = {
         "old_key_id": rotation.old_key_id,
@@ -193,7 +217,7 @@ def keys_rotate(app: AppContext, grace: str, as_json: bool) -> None:
 @keys.command("revoke")
 @click.argument("key_id")
 @click.option("--reason", default="", help="Why (kept in the signed revocation list).")
-@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+@json_option()
 @pass_app
 @handle_errors
 def keys_revoke(app: AppContext, key_id: str, reason: str, as_json: bool) -> None:
@@ -202,6 +226,8 @@ def keys_revoke(app: AppContext, key_id: str, reason: str, as_json: bool) -> Non
     The revocation list is signed by the current operator key. To keep the cards of a key
     you retire, rotate and `cards resign` before revoking it.
     """
+    from cartograph.trust.revocation import revoke_key
+
     revocation = revoke_key(app.workspace, key_id, reason=reason)
     if as_json:
         emit_json(
@@ -221,6 +247,8 @@ def keys_revoke(app: AppContext, key_id: str, reason: str, as_json: bool) -> Non
 @handle_errors
 def keys_reset_revocations(app: AppContext, yes: bool) -> None:
     """Issue a new, empty revocation list (when the old one is lost or tampered)."""
+    from cartograph.trust.revocation import reset_revocations
+
     if not yes:
         raise UsageError("this forgets every revocation; pass --yes, then revoke each key again")
     serial = reset_revocations(app.workspace)
@@ -232,7 +260,7 @@ def keys_reset_revocations(app: AppContext, yes: bool) -> None:
 @click.option("--name", help="A name for the key's owner (default: the file name).")
 @click.option("--not-before", help="Accept cards signed from then on (ISO 8601).")
 @click.option("--not-after", help="Accept cards signed until then (ISO 8601).")
-@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+@json_option()
 @pass_app
 @handle_errors
 def keys_trust(
@@ -244,6 +272,8 @@ def keys_trust(
     as_json: bool,
 ) -> None:
     """Trust another operator's Ed25519 public key (a PEM FILE) for cards signed in a window."""
+    from cartograph.trust.lifecycle import trust_key
+
     entry = trust_key(
         app.workspace,
         file,

@@ -7,24 +7,41 @@ or configuration errors (including a workspace with no verified card to analyse)
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
-from rich.table import Table
 
-from cartograph.cli.common import AppContext, emit_json, handle_errors, pass_app, stderr, stdout
+from cartograph.cli.common import (
+    AppContext,
+    emit_json,
+    handle_errors,
+    json_option,
+    method_option,
+    new_table,
+    pass_app,
+    stderr,
+    stdout,
+)
 from cartograph.errors import ConfigError, IndexError_, UsageError
-from cartograph.rift.analyze import METHODS, RiftConfig
-from cartograph.rift.html import render_html
-from cartograph.rift.margin import MarginThresholds
-from cartograph.rift.report import FAIL_ON, RiftReport
-from cartograph.rift.workspace import RegenerateResult, run_rift
-from cartograph.rift.workspace import regenerate as do_regenerate
+
+if TYPE_CHECKING:
+    from cartograph.rift.analyze import Method
+    from cartograph.rift.cluster import Linkage
+    from cartograph.rift.margin import MarginScope
+    from cartograph.rift.report import FailOn, RiftReport
+    from cartograph.rift.workspace import RegenerateResult
 
 _STYLE = {"HIGH": "bold red", "MEDIUM": "yellow", "LOW": "green"}
+# The rift package loads NumPy and SciPy, so its names are repeated here for --help;
+# tests/rift/test_cli_names.py checks them against cartograph.rift.analyze and .report.
+METHODS = ("rift", "cosine", "jaccard")
+FAIL_ON = ("high", "medium", "never")
+MARGIN_SCORES = ("discover", "cosine")
+QUERY_STYLES = ("task", "schema")
 
 
 @click.command()
-@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@json_option("Print the report as JSON.")
 @click.option(
     "--html",
     "html_file",
@@ -48,15 +65,33 @@ _STYLE = {"HIGH": "bold red", "MEDIUM": "yellow", "LOW": "green"}
 @click.option(
     "--no-margin",
     is_flag=True,
-    help="Ablation: skip margin analysis and grade risk by cohesion only.",
+    help="Ablation (the paper's Table 5): keep the clusters, skip margin analysis; no cluster "
+    "is labelled HIGH or MEDIUM.",
 )
 @click.option(
-    "--method",
-    type=click.Choice(METHODS),
-    default="rift",
+    "--margin-score",
+    type=click.Choice(MARGIN_SCORES),
+    default="discover",
     show_default=True,
-    help="rift (clusters + margins), or a baseline: cosine (threshold groups), "
+    help="Score the margins with discover's own ranking (in cosine units) or the paper's cosine.",
+)
+@click.option(
+    "--query-style",
+    type=click.Choice(QUERY_STYLES),
+    default="task",
+    show_default=True,
+    help="Synthetic queries as user tasks with example argument values, or name + argument names.",
+)
+@click.option(
+    "--no-substitutes",
+    is_flag=True,
+    help="Treat tools of other servers that do the same job as rivals too.",
+)
+@method_option(
+    METHODS,
+    "rift (clusters + margins), or a baseline: cosine (threshold groups), "
     "jaccard (card-token Jaccard > 0.25).",
+    default="rift",
 )
 @click.option(
     "--linkage",
@@ -91,8 +126,8 @@ _STYLE = {"HIGH": "bold red", "MEDIUM": "yellow", "LOW": "green"}
 @click.option(
     "--regenerate",
     is_flag=True,
-    help="Regenerate, re-sign and store the cards of tools diagnosed REGENERATE, rebuild the "
-    "index and show the risk before and after.",
+    help="Rewrite the flagged tools of HIGH clusters with contrast against their cluster mates "
+    "(on any server), re-sign, rebuild the index and show the risk before and after.",
 )
 @click.option(
     "--limit",
@@ -107,34 +142,49 @@ def rift(
     app: AppContext,
     as_json: bool,
     html_file: str | None,
-    fail_on: str,
+    fail_on: FailOn,
     theta: float,
     no_margin: bool,
-    method: str,
-    linkage: str,
-    margin_scope: str,
+    method: Method,
+    linkage: Linkage,
+    margin_scope: MarginScope,
     margin_high: float,
     margin_medium: float,
+    margin_score: str,
+    query_style: str,
+    no_substitutes: bool,
     regenerate: bool,
     limit: int,
 ) -> None:
     """Find tools whose signed cards are too close to tell apart."""
+    from cartograph.rift.analyze import RiftConfig
+    from cartograph.rift.html import render_html
+    from cartograph.rift.margin import MarginThresholds
+    from cartograph.rift.queries import QueryOptions
+    from cartograph.rift.workspace import regenerate as do_regenerate
+    from cartograph.rift.workspace import run_rift
+    from cartograph.storage import open_store
+
     if margin_high > margin_medium:
         raise UsageError(f"--high ({margin_high}) must not exceed --medium ({margin_medium})")
     if regenerate and method != "rift":
         raise UsageError("--regenerate works with --method rift only")
     config = RiftConfig(
-        method=method,  # type: ignore[arg-type]
+        method=method,
         theta=theta,
-        linkage=linkage,  # type: ignore[arg-type]
+        linkage=linkage,
         use_margin=not no_margin,
-        margin_scope=margin_scope,  # type: ignore[arg-type]
+        margin_scope=margin_scope,
         margin_thresholds=MarginThresholds(high=margin_high, medium=margin_medium),
+        margin_score=margin_score,  # type: ignore[arg-type]
+        substitutes=not no_substitutes,
+        query_options=QueryOptions(style=query_style),  # type: ignore[arg-type]
     )
     ws = app.workspace
     try:
-        result = do_regenerate(ws, config) if regenerate else None
-        report = (result.after or result.before) if result else run_rift(ws, config)
+        store = open_store(ws)
+        result = do_regenerate(ws, store, config) if regenerate else None
+        report = (result.after or result.before) if result else run_rift(ws, store, config)
     except IndexError_ as exc:
         # nothing to analyse (no verified card) is a setup problem, not a finding: exit 2
         raise ConfigError(str(exc)) from exc
@@ -154,7 +204,7 @@ def rift(
 
 def _print_table(report: RiftReport, limit: int) -> None:
     s = report.summary
-    table = Table(
+    table = new_table(
         title=f"Rift: {s.clusters} clusters ({s.high} HIGH, {s.medium} MEDIUM, {s.low} LOW), "
         f"{s.tools_in_clusters} of {report.tools_total} tools; {s.within_server} within one "
         f"server, {s.cross_server} across servers",
@@ -178,13 +228,38 @@ def _print_table(report: RiftReport, limit: int) -> None:
     stdout.print(table)
     if len(report.clusters) > limit:
         stdout.print(f"... {len(report.clusters) - limit} more clusters (see --json or --html)")
+    _print_queries(report)
+    _print_substitutes(report, limit)
+
+
+def _print_queries(report: RiftReport, count: int = 3) -> None:
+    """The synthetic queries of the first clusters: what Rift asked on each tool's behalf."""
+    shown = [c for c in report.clusters if c.queries][:count]
+    if shown:
+        stdout.print("synthetic queries (from name and argument schema only):")
+    for c in shown:
+        for label, query in (c.queries or {}).items():
+            margin = (c.margins or {}).get(label)
+            m = "no rival" if margin is None else f"margin {margin:+.3f}"
+            stdout.print(f"  {label}: {query!r} ({m})", highlight=False)
+
+
+def _print_substitutes(report: RiftReport, limit: int) -> None:
+    pairs = [p for c in report.clusters for p in c.substitutes]
+    if not pairs:
+        return
+    stdout.print(
+        f"substitutes (other servers' tools that do the same job; not confusions): {len(pairs)}"
+    )
+    for a, b in pairs[:limit]:
+        stdout.print(f"  {a} ~ {b}", highlight=False)
 
 
 def _print_regenerate(result: RegenerateResult) -> None:
     b = result.before.summary
     stdout.print(f"before: {b.clusters} clusters, {b.high} HIGH, {b.medium} MEDIUM, {b.low} LOW")
     if result.after is None:
-        stdout.print("no tool was diagnosed REGENERATE; nothing rewritten")
+        stdout.print("no tool was flagged; nothing rewritten")
         return
     a = result.after.summary
     stdout.print(f"after:  {a.clusters} clusters, {a.high} HIGH, {a.medium} MEDIUM, {a.low} LOW")
@@ -194,8 +269,3 @@ def _print_regenerate(result: RegenerateResult) -> None:
         stdout.print(f"[yellow]unchanged[/] {server}: {', '.join(tools)}")
     for server, why in sorted(result.failed.items()):
         stderr.print(f"[red]failed[/] {server}: {why}", highlight=False)
-    if not result.context_passed:
-        stdout.print(
-            "note: the generator takes no collision context (no `distinguish_from` hook), so "
-            "regenerated cards can only change where the snapshot or generator changed"
-        )

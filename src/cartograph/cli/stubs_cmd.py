@@ -6,12 +6,20 @@ from pathlib import Path
 
 import click
 
-from cartograph.cli.common import AppContext, emit_json, handle_errors, pass_app, stderr, stdout
+from cartograph.cli.common import (
+    AppContext,
+    emit_json,
+    handle_errors,
+    json_option,
+    pass_app,
+    stderr,
+    stdout,
+)
 
 
 @click.command()
 @click.argument("out_dir", type=click.Path(file_okay=False, path_type=Path))
-@click.option("--json", "as_json", is_flag=True, help="Print what was written as JSON.")
+@json_option("Print what was written as JSON.")
 @pass_app
 @handle_errors
 def stubs(app: AppContext, out_dir: Path, as_json: bool) -> None:
@@ -21,11 +29,11 @@ def stubs(app: AppContext, out_dir: Path, as_json: bool) -> None:
     summaries, and call through `cartograph serve` over stdio (the package's _runtime module).
     Only verified cards are used; files whose text did not change are left untouched.
     """
-    from cartograph.cards.store import load_verified
+    from cartograph.storage import open_store
     from cartograph.stubgen import write_package
 
     ws = app.workspace
-    loaded = load_verified(ws)
+    loaded = open_store(ws).load_verified()
     for failure in loaded.failures:
         stderr.print(f"[yellow]card left out[/]: {failure.reason}", highlight=False)
     result = write_package(loaded.cards, out_dir.resolve(), home=str(ws.root))

@@ -3,24 +3,29 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import anyio
 import click
-from rich.table import Table
 
-from cartograph.cli.common import AppContext, emit_json, handle_errors, pass_app, stdout
-from cartograph.evaluate.tokenizers import DEFAULT_TOKENIZER, TOKENIZERS, load_tokenizer
+from cartograph.cli.common import (
+    AppContext,
+    emit_json,
+    handle_errors,
+    json_option,
+    k_option,
+    new_table,
+    pass_app,
+    stdout,
+)
+from cartograph.evaluate.tokenizers import DEFAULT_TOKENIZER, TOKENIZERS
+
+if TYPE_CHECKING:
+    from cartograph.evaluate.tokenizers import Tokenizer
+    from cartograph.evaluate.tokens import TokenReport
 
 
 @click.command()
-@click.option(
-    "--k",
-    "k",
-    type=click.IntRange(1, 20),
-    default=5,
-    show_default=True,
-    help="Tools per discover response.",
-)
+@k_option("Tools per discover response.", flag="--k", most=20)
 @click.option(
     "--tokenizer",
     type=click.Choice(TOKENIZERS),
@@ -47,7 +52,7 @@ from cartograph.evaluate.tokenizers import DEFAULT_TOKENIZER, TOKENIZERS, load_t
     type=click.Path(dir_okay=False, path_type=Path),
     help="Snapshot for the direct side (default: the latest in <home>/snapshots/).",
 )
-@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@json_option("Print the report as JSON.")
 @pass_app
 @handle_errors
 def tokens(
@@ -66,12 +71,18 @@ def tokens(
     each task, both as JSON-RPC messages on the wire. The completed-task view adds the extra
     discover turn and gives the break-even catalog size.
     """
-    from cartograph.cards.store import load_verified
+    import anyio
+
+    from cartograph.evaluate.tokenizers import load_tokenizer
     from cartograph.evaluate.tokens import example_tasks, measure, read_tasks
+    from cartograph.storage import open_store
 
     ws = app.workspace
     tok = load_tokenizer(tokenizer)
-    tasks = read_tasks(tasks_file) if tasks_file else example_tasks(load_verified(ws).cards, sample)
+    if tasks_file:
+        tasks = read_tasks(tasks_file)
+    else:
+        tasks = example_tasks(open_store(ws).load_verified().cards, sample)
     (report,) = anyio.run(lambda: measure(ws, tasks, tok, (k,), snapshot_path=snapshot_path))
     if as_json:
         emit_json(report.to_json())
@@ -81,7 +92,12 @@ def tokens(
         f"{report.tools} tools, snapshot {report.snapshot}",
         highlight=False,
     )
-    table = Table(title=f"tokens before the first tool call (k={k}, {tok.name})")
+    _print_tasks(report, tok, k)
+    _print_completed(report, tok)
+
+
+def _print_tasks(report: TokenReport, tok: Tokenizer, k: int) -> None:
+    table = new_table(title=f"tokens before the first tool call (k={k}, {tok.name})")
     for col in ("task", "all tools/list", "proxy list + discover", "discover", "tools", "saving"):
         table.add_column(col, overflow="fold", justify="left" if col == "task" else "right")
     for row in report.rows:
@@ -103,7 +119,10 @@ def tokens(
         f"{1 - report.mean('proxy') / report.direct_list:.1%}" if report.direct_list else "",
     )
     stdout.print(table)
-    view = Table(title=f"completed task (adds the discover turn; {tok.name})")
+
+
+def _print_completed(report: TokenReport, tok: Tokenizer) -> None:
+    view = new_table(title=f"completed task (adds the discover turn; {tok.name})")
     view.add_column("measure")
     view.add_column("tokens", justify="right")
     view.add_row(

@@ -22,7 +22,7 @@ from cartograph.evaluate.metrics import (
 )
 from cartograph.evaluate.queries import EvalQuery, Pair
 from cartograph.index.embedders import query_and_step_vectors
-from cartograph.index.methods import METHODS
+from cartograph.index.methods import METHODS, Method
 from cartograph.index.query import split_steps
 from cartograph.index.tool_index import ToolIndex
 
@@ -61,7 +61,7 @@ class EvalReport:
 def run_eval(
     index: ToolIndex,
     queries: Sequence[EvalQuery],
-    methods: Sequence[str] = METHODS,
+    methods: Sequence[Method] = METHODS,
     *,
     k: int = 5,
     ks: Sequence[int] = KS,

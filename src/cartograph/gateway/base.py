@@ -1,9 +1,9 @@
-"""The gateway's seams: how an upstream session is opened, what a gateway offers, error mapping.
+"""The gateway's seams: how an upstream session is opened, what a gateway offers, shared limits.
 
 A :class:`Connector` opens one upstream session (an async context manager yielding a
-:class:`Connection`); gateways never know which transport is underneath. Every failure an
-upstream can cause while we talk to it is mapped here, once, to
-:class:`~cartograph.errors.UpstreamError` or :class:`~cartograph.errors.UpstreamTimeout`.
+:class:`Connection`); gateways never know which transport is underneath. Failures an upstream
+causes are mapped to :class:`~cartograph.errors.UpstreamError` in one place,
+:mod:`cartograph.upstream.failures`, which both gateways use.
 """
 
 from __future__ import annotations
@@ -11,20 +11,24 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 import anyio
-from mcp import ClientSession, McpError, types
+from mcp import ClientSession, types
 from mcp.shared.session import RequestResponder
 from pydantic import ValidationError
 
-from cartograph.errors import UpstreamError, UpstreamTimeout
+from cartograph.errors import UpstreamError
 from cartograph.upstream.connect import list_tools_raw
+from cartograph.upstream.failures import protocol_error
 
 IncomingMessage = (
     RequestResponder[types.ServerRequest, types.ClientResult] | types.ServerNotification | Exception
 )
 MessageHandler = Callable[[IncomingMessage], Awaitable[None]]
+
+GatewayMode = Literal["pooled", "one-shot"]
+SessionState = Literal["idle", "starting", "ready", "backoff", "closing", "closed", "one-shot"]
 
 # Errors that mean "the connection is gone before the request went out": safe to resend.
 CLOSED_ERRORS: tuple[type[BaseException], ...] = (
@@ -84,7 +88,7 @@ class SessionHealth:
 
     server: str
     client: str | None
-    state: str  # idle | starting | ready | backoff | closing | closed | one-shot
+    state: SessionState
     starts: int
     crashes: int
     in_flight: int
@@ -96,7 +100,7 @@ class SessionHealth:
 class Gateway(Protocol):
     """Routes one tool call to its upstream."""
 
-    mode: str
+    mode: GatewayMode
 
     async def call(
         self,
@@ -129,11 +133,7 @@ async def forward_call(
     try:
         return await session.send_request(request, types.CallToolResult)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first.get("loc", ())) or "result"
-        raise UpstreamError(
-            server, f"answered tools/call against the protocol ({where}: {first['msg']})"
-        ) from None
+        raise protocol_error(server, exc, "tools/call") from None
 
 
 def result_size(result: types.CallToolResult) -> int:
@@ -162,27 +162,6 @@ def check_result_size(server: str, result: types.CallToolResult, limit: int) -> 
             f"the reply is {size / 1e6:.1f} MB, over the proxy's {limit / 1e6:.1f} MB limit; "
             "ask for less (narrower query, paging, a smaller range)",
         )
-
-
-def timeout_error(server: str, what: str, seconds: float, tail: str = "") -> UpstreamTimeout:
-    return UpstreamTimeout(
-        server, f"{what} did not finish within {seconds:g} s; retry", stderr_tail=tail
-    )
-
-
-def mcp_error(server: str, exc: McpError, tail: str = "") -> UpstreamError:
-    """An McpError from the upstream, as a message an agent can act on."""
-    err = exc.error
-    if err.code == types.CONNECTION_CLOSED:
-        return UpstreamError(
-            server,
-            "the connection closed during the call (the server crashed or exited); it may or may "
-            "not have run; the proxy restarts the server on the next call, retry if safe",
-            stderr_tail=tail,
-        )
-    if err.code == types.INVALID_PARAMS:
-        return UpstreamError(server, f"rejected the arguments: {err.message}", stderr_tail=tail)
-    return UpstreamError(server, f"error {err.code}: {err.message}", stderr_tail=tail)
 
 
 def backoff_delay(failures: int, limits: Limits) -> float:

@@ -3,32 +3,32 @@
 :func:`compare` is pure: for each live tool it checks the card's ``input_schema_hash``
 (``sha256_json(inputSchema)``) and ``description_hash`` (``sha256_text(description)``). A tool
 whose schema or description changed, or that the card does not hold, is quarantined.
-:class:`Quarantine` persists the held tools through a ledger: ``<home>/quarantine.json``
-(:class:`FileLedger`), or rows shared by every replica of a shared store
-(:class:`cartograph.storage.pg_state.PgQuarantineLedger`, re-read when another replica changed
-them). An entry is lifted only when the operator re-attests the server (a card with a different
-digest whose hashes match the live tool again), never because the upstream changed back.
+:class:`Quarantine` persists the held tools through the :class:`Ledger` its caller hands it (the
+store's: ``<home>/quarantine.json``, or rows shared by every replica of a shared store, re-read
+when another replica changed them; see :mod:`cartograph.storage`). An entry is lifted only when
+the operator re-attests the server (a card with a different digest whose hashes match the live
+tool again), never because the upstream changed back.
 """
 
 from __future__ import annotations
 
-import json
 import logging
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
-from pathlib import Path
-from typing import Any, Protocol
+from dataclasses import dataclass
+from typing import Any, Literal, Protocol
 
 from cartograph import clock
 from cartograph.canonical import sha256_json, sha256_text
 from cartograph.cards.model import Card
-from cartograph.files import atomic_write
+from cartograph.cards.seal import card_version_digest
 
 logger = logging.getLogger(__name__)
 
-QUARANTINE_FILE = "quarantine.json"
+DriftKind = Literal["changed", "new"]
+DriftField = Literal["input_schema", "description"]
+DriftEvent = Literal["quarantined", "lifted"]
 
 
 @dataclass(frozen=True)
@@ -36,8 +36,8 @@ class Drift:
     """One live tool that does not match its signed card entry."""
 
     tool: str
-    kind: str  # "changed" | "new"
-    fields: tuple[str, ...]  # which hashes differ: "input_schema", "description"
+    kind: DriftKind
+    fields: tuple[DriftField, ...]  # which hashes differ
 
 
 @dataclass(frozen=True)
@@ -48,14 +48,9 @@ class HeldTool:
     tool: str
     reason: str
     detected_at: str
-    card_digest: str
+    card_digest: str  # card_version_digest of the card it was held against
     live_schema_hash: str | None = None
     live_description_hash: str | None = None
-
-
-def card_digest(card: Card) -> str:
-    """The digest that names one signed card version (canonical JSON without the signature)."""
-    return sha256_json(card.unsigned_payload())
 
 
 def compare(card: Card, live_tools: list[dict[str, Any]]) -> list[Drift]:
@@ -67,7 +62,7 @@ def compare(card: Card, live_tools: list[dict[str, Any]]) -> list[Drift]:
         if entry is None:
             drifts.append(Drift(name, "new", ()))
             continue
-        fields = []
+        fields: list[DriftField] = []
         if sha256_json(tool.get("inputSchema") or {}) != entry.input_schema_hash:
             fields.append("input_schema")
         if sha256_text(tool.get("description")) != entry.description_hash:
@@ -100,44 +95,14 @@ class Ledger(Protocol):
     ) -> None: ...
 
 
-class FileLedger:
-    """``<home>/quarantine.json``, rewritten atomically on every change; read once."""
-
-    shared = False
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self.where = str(path)
-
-    def stamp(self) -> object:
-        return None
-
-    def load(self) -> list[HeldTool]:
-        if not self.path.is_file():
-            return []
-        data = json.loads(self.path.read_text(encoding="utf-8"))
-        return [HeldTool(**row) for row in data.get("held", [])]
-
-    def commit(
-        self, held: dict[tuple[str, str], HeldTool], added: list[HeldTool], removed: list[HeldTool]
-    ) -> None:
-        rows = [asdict(h) for _, h in sorted(held.items())]
-        atomic_write(self.path, json.dumps({"held": rows}, indent=1) + "\n")
-
-
 REFRESH_INTERVAL = 1.0  # seconds between looks at a shared ledger
 
 
 class Quarantine:
     """Tools held back by the drift guard, persisted in the workspace or the shared store."""
 
-    def __init__(self, path: Path | None = None, *, ledger: Ledger | None = None) -> None:
-        if ledger is None:
-            if path is None:
-                raise ValueError("Quarantine needs a path or a ledger")
-            ledger = FileLedger(path)
+    def __init__(self, ledger: Ledger) -> None:
         self.ledger = ledger
-        self.path = path
         self.listeners: list[Callable[[dict[str, Any]], None]] = []
         self._lock = threading.RLock()  # discover's worker threads read and may lift entries
         self._held: dict[tuple[str, str], HeldTool] = {}
@@ -190,7 +155,7 @@ class Quarantine:
 
     def _apply(self, card: Card, live_tools: list[dict[str, Any]]) -> list[HeldTool]:
         server = card.server
-        digest = card_digest(card)
+        digest = card_version_digest(card)
         drifts = {d.tool: d for d in compare(card, live_tools)}
         live = {str(t.get("name", "")): t for t in live_tools}
         added: list[HeldTool] = []
@@ -230,7 +195,7 @@ class Quarantine:
             return self._reconcile(card)
 
     def _reconcile(self, card: Card) -> list[HeldTool]:
-        digest = card_digest(card)
+        digest = card_version_digest(card)
         lifted = []
         for (server, tool), held in list(self._held.items()):
             if server != card.server or held.card_digest == digest:
@@ -247,7 +212,7 @@ class Quarantine:
             self._save([], lifted)
         return lifted
 
-    def _emit(self, event: str, server: str, tool: str, reason: str, digest: str) -> None:
+    def _emit(self, event: DriftEvent, server: str, tool: str, reason: str, digest: str) -> None:
         for listener in self.listeners:
             listener(
                 {

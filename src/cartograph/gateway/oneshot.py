@@ -17,15 +17,15 @@ from cartograph.errors import CartographError, UpstreamError
 from cartograph.gateway.base import (
     CLOSED_ERRORS,
     Connector,
+    GatewayMode,
     Guard,
     Limits,
     SessionHealth,
     check_result_size,
     forward_call,
     list_live_tools,
-    mcp_error,
-    timeout_error,
 )
+from cartograph.upstream.failures import mcp_error, timeout_error
 
 logger = logging.getLogger(__name__)
 
@@ -33,7 +33,7 @@ logger = logging.getLogger(__name__)
 class OneShotGateway:
     """A new upstream session for every call."""
 
-    mode = "one-shot"
+    mode: GatewayMode = "one-shot"
 
     def __init__(
         self,

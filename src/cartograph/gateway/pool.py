@@ -24,6 +24,7 @@ from cartograph.gateway.base import (
     CLOSED_ERRORS,
     Connection,
     Connector,
+    GatewayMode,
     Guard,
     IncomingMessage,
     Limits,
@@ -32,10 +33,9 @@ from cartograph.gateway.base import (
     check_result_size,
     forward_call,
     list_live_tools,
-    mcp_error,
-    timeout_error,
 )
 from cartograph.gateway.lease import Lease, Slot, describe_error, lease_tail
+from cartograph.upstream.failures import mcp_error, timeout_error
 
 logger = logging.getLogger(__name__)
 
@@ -45,7 +45,7 @@ _SERVE_WAKE = 30.0  # how often an idle runner re-checks its idle deadline (seco
 class PooledGateway:
     """Persistent upstream sessions; use as ``async with PooledGateway(...) as gw``."""
 
-    mode = "pooled"
+    mode: GatewayMode = "pooled"
 
     def __init__(
         self,

@@ -1,9 +1,10 @@
 """Attestation: turn a catalog snapshot into signed cards in the store.
 
-This is the one place where generation, sealing and writing meet; ``cartograph bootstrap`` and
-Rift's regenerate step call it. Cards for servers not named are left untouched. The generator is
-``bootstrap`` (deterministic, :mod:`cartograph.generate.bootstrap.generator`) or ``llm``
-(the operator's model, :mod:`cartograph.generate.llm.generator`, which needs LLM settings).
+This is the one place where generation, sealing and writing meet; ``cartograph bootstrap``
+calls it with the store it opened (a :class:`CardSink`, such as :class:`cartograph.storage.Store`).
+Cards for servers not named are left untouched. The generator is ``bootstrap`` (deterministic,
+:mod:`cartograph.generate.bootstrap.generator`) or ``llm`` (the operator's model,
+:mod:`cartograph.generate.llm.generator`, which needs LLM settings).
 """
 
 from __future__ import annotations
@@ -11,13 +12,13 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from cartograph import clock
 from cartograph.cards.model import Card
 from cartograph.cards.seal import sign_card
-from cartograph.cards.store import write_card
 from cartograph.errors import CartographError, UsageError
+from cartograph.generate import GENERATORS, GeneratorName
 from cartograph.trust.keys import OperatorKey
 from cartograph.upstream.snapshot import Snapshot
 from cartograph.workspace import Workspace
@@ -29,7 +30,11 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-GENERATORS = ("bootstrap", "llm")
+
+class CardSink(Protocol):
+    """Where signed cards go (the workspace's store)."""
+
+    def write_card(self, card: Card) -> object: ...
 
 
 @dataclass
@@ -48,13 +53,14 @@ def attest_snapshot(
     snapshot: Snapshot,
     key: OperatorKey,
     *,
-    generator: str = "bootstrap",
+    store: CardSink,
+    generator: GeneratorName = "bootstrap",
     servers: Iterable[str] | None = None,
     on_server: Callable[[str], None] | None = None,
     llm: LLMSettings | None = None,
     on_tool: OnTool | None = None,
 ) -> AttestResult:
-    """Generate, sign and store a card for each (selected) server of ``snapshot``.
+    """Generate, sign and write to ``store`` a card for each (selected) server of ``snapshot``.
 
     With ``generator="llm"``, ``llm`` settings are required; ``on_tool`` reports each tool as it
     settles and ``on_server`` each server as it is signed.
@@ -101,7 +107,7 @@ def attest_snapshot(
                 server, created_at=created, snapshot_hash=snap_hash
             )
             card = sign_card(generated.card, key, signed_at=created)
-            write_card(ws, card)
+            store.write_card(card)
         except CartographError as exc:
             logger.warning("server %s: card not written: %s", name, exc)
             result.failed[name] = str(exc)

@@ -79,7 +79,8 @@ def _core_summary(summary: str) -> str:
     trailing keyword list ("About: a, b.") of older cards, the note that keeps same-server
     summaries distinct ("Listed as get_user."), and the sibling contrast ("Unlike list_files,
     it ..."), which names the sibling and so pulls the two vectors together (measured: it
-    cost fleet flat R@5). Contrast that Rift asked for ("Compared with x, it ...") stays."""
+    cost fleet flat R@5). What Rift asked for ("What sets it apart: it ...") stays: it names
+    no sibling."""
     head, sep, _ = summary.partition(" About: ")
     return _DISTINCT.sub("", head if sep else summary).strip()
 

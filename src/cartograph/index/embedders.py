@@ -7,7 +7,10 @@ Specs understood by :func:`load_embedder`:
                            (top-10 agreement 0.967, equal R@5), costs 13 ms CPU a query instead
                            of 23 ms and embeds 61 instead of 48 documents per CPU-second
 ``minilm-exact``           all-MiniLM-L6-v2, exact float32 NumPy forward pass
-``minilm-int8``            all-MiniLM-L6-v2, int8 ONNX on onnxruntime
+``minilm-int8``            all-MiniLM-L6-v2, int8 ONNX on onnxruntime (the stock model)
+``minilm-tools``           all-MiniLM-L6-v2 fine-tuned here for tool retrieval, int8 ONNX shipped
+                           as package data (``index/models/minilm-tools``, sha256-checked at
+                           load; model card: docs/models.md)
 ``openai:<model>@<url>``   an OpenAI-compatible ``/embeddings`` endpoint; the key is read from
                            ``$CARTOGRAPH_EMBED_API_KEY`` or ``$OPENAI_API_KEY`` (optional)
 ``st:<model>``             sentence-transformers, when installed (a local path or a cached name)
@@ -31,7 +34,14 @@ logger = logging.getLogger(__name__)
 
 DEFAULT_SPEC = "minilm-int8"
 SPEC_ENV = "CARTOGRAPH_EMBEDDER"
-KNOWN_SPECS = ("minilm", "minilm-exact", "minilm-int8", "openai:<model>@<base_url>", "st:<model>")
+KNOWN_SPECS = (
+    "minilm",
+    "minilm-exact",
+    "minilm-int8",
+    "minilm-tools",
+    "openai:<model>@<base_url>",
+    "st:<model>",
+)
 
 
 @runtime_checkable
@@ -73,15 +83,6 @@ def query_and_step_vectors(embedder: Embedder, query: str, steps: list[str]) -> 
     return embed_queries(embedder, [query, *steps])
 
 
-def normalise_rows(vecs: np.ndarray) -> np.ndarray:
-    """Rows scaled to unit length (zero rows stay zero), as float32."""
-    vecs = np.asarray(vecs, dtype=np.float32)
-    if vecs.ndim != 2:
-        raise EmbedderError(f"expected a 2-D array of embeddings, got shape {vecs.shape}")
-    norms = np.linalg.norm(vecs, axis=1, keepdims=True)
-    return (vecs / np.where(norms > 0, norms, 1.0)).astype(np.float32)
-
-
 _cache: dict[str, Embedder] = {}
 
 
@@ -104,6 +105,10 @@ def load_embedder(spec: str | None = None) -> Embedder:
         from cartograph.index.minilm import OnnxMiniLM
 
         embedder = OnnxMiniLM()
+    elif spec == "minilm-tools":
+        from cartograph.index.packaged import load_packaged
+
+        embedder = load_packaged(spec)
     elif spec.startswith("openai:"):
         from cartograph.index.remote import OpenAIEmbedder
 

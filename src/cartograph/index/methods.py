@@ -20,8 +20,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-METHODS: tuple[str, ...] = ("hybrid", "two-stage", "flat", "bm25", "jaccard", "random")
-DEFAULT_METHOD = "hybrid"
+from cartograph.index.names import DEFAULT_METHOD as DEFAULT_METHOD  # re-exported
+from cartograph.index.names import METHODS as METHODS  # re-exported
+from cartograph.index.names import Method as Method  # re-exported
 
 _BELOW = -1e6  # pushes the tools a method did not keep below every kept tool
 

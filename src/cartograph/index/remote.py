@@ -14,7 +14,7 @@ import httpx
 import numpy as np
 
 from cartograph.errors import EmbedderError
-from cartograph.index.embedders import normalise_rows
+from cartograph.index.normalise import normalise_rows
 
 logger = logging.getLogger(__name__)
 

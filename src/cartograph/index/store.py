@@ -1,40 +1,62 @@
-"""The workspace's index: load it when it matches the verified cards, else rebuild and save.
+"""Opening the index: load it when it matches the verified cards, else rebuild it.
 
-:func:`open_index` is what discover, eval and the proxy call. It trusts nothing on disk: the
-cards are verified again, the index files are checked against their recorded hashes, the
-recorded card digest must match the verified card set, and a few stored vectors are embedded
-again and compared. Any mismatch is logged with its reason and the index is rebuilt. With a
-shared store (``ws.store``) the same happens in the database (:mod:`cartograph.storage`).
+:func:`open_index` is what discover, eval, Rift and the proxy call, with the store their caller
+opened (:func:`cartograph.storage.open_store`; this module never asks which backend it is). It
+trusts nothing stored: the cards are verified again (unless the caller hands in the ones it has
+just verified: the proxy's catalog), and the store's index must match the
+verified card set and pass a spot check (a few stored vectors are embedded again and compared).
+Any mismatch is logged with its reason and the index is rebuilt. :func:`open_file_index` is the
+file backend's side: ``<home>/index/``, its files checked against their recorded hashes.
 """
 
 from __future__ import annotations
 
-import json
 import logging
 import random
-from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Literal, Protocol
 
 import numpy as np
 
 from cartograph.cards.model import Card
-from cartograph.cards.store import load_verified
-from cartograph.errors import ConfigError, IndexError_
+from cartograph.errors import IndexError_
 from cartograph.index.embedders import Embedder, load_embedder
-from cartograph.index.tool_index import ToolIndex, card_digest, read_manifest
-from cartograph.workspace import Workspace
+from cartograph.index.tool_index import ToolIndex, card_set_digest, read_manifest
+from cartograph.index.vector_cache import known_vectors
+from cartograph.trust.store import TrustStore
+from cartograph.workspace import Workspace, read_settings
+
+if TYPE_CHECKING:
+    from cartograph.cards.codec import LoadedCards
 
 logger = logging.getLogger(__name__)
 
+IndexAction = Literal["loaded", "rebuilt", "updated"]
+"""What opening the index did: loaded as stored, rebuilt whole, or (shared store) updated."""
+
 SPOT_CHECKS = 4
 SPOT_MIN_COSINE = 0.999
+
+
+class IndexStore(Protocol):
+    """What opening the index needs of the store (:class:`cartograph.storage.Store` is one)."""
+
+    label: str
+    cards_where: str
+
+    def load_verified(self, trust: TrustStore | None = None) -> LoadedCards: ...
+
+    def open_index(
+        self, cards: dict[str, Card], embedder: Embedder, *, rebuild: bool
+    ) -> tuple[ToolIndex, IndexAction, str | None]: ...
 
 
 @dataclass(frozen=True)
 class IndexStatus:
     """What :func:`open_index` did (``loaded`` or ``rebuilt``, and why), and the verified cards."""
 
-    action: str
+    action: IndexAction
     reason: str | None
     skipped_cards: int
     cards: dict[str, Card]
@@ -42,71 +64,84 @@ class IndexStatus:
 
 def workspace_embedder_spec(ws: Workspace) -> str | None:
     """The ``embedder`` setting of ``<home>/config.json``, if any."""
-    if not ws.config_file.is_file():
-        return None
-    try:
-        data = json.loads(ws.config_file.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"not valid JSON: {exc}", file=str(ws.config_file)) from exc
-    spec = data.get("embedder") if isinstance(data, dict) else None
-    return str(spec) if spec else None
+    return read_settings(ws).embedder or None
 
 
 def open_index(
-    ws: Workspace, embedder: Embedder | None = None, *, rebuild: bool = False
+    ws: Workspace, store: IndexStore, embedder: Embedder | None = None, *, rebuild: bool = False
 ) -> ToolIndex:
-    """The index over the workspace's verified cards (loaded if current, else rebuilt)."""
-    return open_index_with_status(ws, embedder, rebuild=rebuild)[0]
+    """The index over the verified cards of ``store`` (loaded if current, else rebuilt).
+
+    ``ws`` is the home the store was opened from: its trust store verifies the cards, and its
+    ``config.json`` names the embedder when none is given.
+    """
+    return open_index_with_status(ws, store, embedder, rebuild=rebuild)[0]
 
 
 def open_index_with_status(
-    ws: Workspace, embedder: Embedder | None = None, *, rebuild: bool = False
+    ws: Workspace,
+    store: IndexStore,
+    embedder: Embedder | None = None,
+    *,
+    rebuild: bool = False,
+    cards: dict[str, Card] | None = None,
 ) -> tuple[ToolIndex, IndexStatus]:
-    loaded = load_verified(ws)
-    for failure in loaded.failures:
-        logger.warning("card left out of the index: %s: %s", failure.path.name, failure.reason)
-    if not loaded.cards:
-        where = ws.cards_dir if ws.store is None else "the shared store (--store)"
+    """:func:`open_index` and what it did. ``cards``: the verified cards, when the caller has
+    just verified them (the proxy's catalog); else they are loaded and verified here."""
+    if cards is None:
+        loaded = store.load_verified(TrustStore.for_workspace(ws))
+        for failure in loaded.failures:
+            logger.warning("card left out of the index: %s: %s", failure.path.name, failure.reason)
+        cards, skipped = loaded.cards, len(loaded.failures)
+    else:
+        skipped = 0
+    if not cards:
         raise IndexError_(
-            f"{where}: no card verifies, so there is nothing to index; run "
+            f"{store.cards_where}: no card verifies, so there is nothing to index; run "
             "`cartograph bootstrap` (and check `cartograph cards verify`)"
         )
     embedder = embedder or load_embedder(workspace_embedder_spec(ws))
-    if ws.store is None:
-        index, action, reason = open_file_index(ws, loaded.cards, embedder, rebuild=rebuild)
-    else:
-        from cartograph.storage import pg_store
-
-        store = pg_store(ws)
-        index, action, reason = store.open_index(loaded.cards, embedder, rebuild=rebuild)
-        if action != "loaded":
-            logger.warning("index %s in %s: %s", action, store.label, reason)
-    return index, IndexStatus(action, reason, len(loaded.failures), loaded.cards)
+    index, action, reason = store.open_index(cards, embedder, rebuild=rebuild)
+    return index, IndexStatus(action, reason, skipped, cards)
 
 
 def open_file_index(
-    ws: Workspace, cards: dict[str, Card], embedder: Embedder, *, rebuild: bool
-) -> tuple[ToolIndex, str, str | None]:
-    """The file index in ``<home>/index/`` over ``cards``, loaded if current, else rebuilt."""
-    digest = card_digest(cards)
-    reason = "asked to rebuild" if rebuild else _why_stale(ws, embedder, digest)
+    root: Path, cards: dict[str, Card], embedder: Embedder, *, rebuild: bool
+) -> tuple[ToolIndex, IndexAction, str | None]:
+    """The file index in ``root`` over ``cards``, loaded if current, else rebuilt and saved."""
+    digest = card_set_digest(cards)
+    reason = "asked to rebuild" if rebuild else _why_stale(root, embedder, digest)
     if reason is None:
         try:
-            index = ToolIndex.load(ws.index_dir, embedder)
+            index = ToolIndex.load(root, embedder)
             reason = spot_check(index)
             if reason is None:
                 return index, "loaded", None
         except IndexError_ as exc:
             reason = str(exc)
-    logger.warning("rebuilding the index at %s: %s", ws.index_dir, reason)
-    index = ToolIndex.build(cards, embedder)
-    index.save(ws.index_dir)
+    logger.warning("rebuilding the index at %s: %s", root, reason)
+    index = ToolIndex.build(cards, embedder, known=previous_vectors(root, embedder))
+    index.save(root)
     return index, "rebuilt", reason
 
 
-def _why_stale(ws: Workspace, embedder: Embedder, digest: str) -> str | None:
+def previous_vectors(root: Path, embedder: Embedder) -> dict[str, np.ndarray] | None:
+    """The vectors of the index in ``root``, keyed for reuse, if the same model built it and its
+    files and a spot check hold (otherwise nothing is reused)."""
     try:
-        manifest = read_manifest(ws.index_dir)
+        old = ToolIndex.load(root, embedder)
+    except IndexError_:
+        return None
+    if old.embedder.model != embedder.model or spot_check(old) is not None:
+        return None
+    known = known_vectors(embedder.model, [d.dense for d in old.documents], old.tool_vectors)
+    known.update(known_vectors(embedder.model, old.server_documents, old.server_vectors))
+    return known
+
+
+def _why_stale(root: Path, embedder: Embedder, digest: str) -> str | None:
+    try:
+        manifest = read_manifest(root)
     except IndexError_ as exc:
         return str(exc)
     if manifest["card_digest"] != digest:
@@ -117,19 +152,17 @@ def _why_stale(ws: Workspace, embedder: Embedder, digest: str) -> str | None:
     return None
 
 
-def spot_check(
-    index: ToolIndex, stored: Callable[[list[int]], dict[int, np.ndarray]] | None = None
-) -> str | None:
+def spot_check(index: ToolIndex) -> str | None:
     """Embed a few stored documents again; a stored vector that differs means tampering.
 
-    ``stored`` gives the stored vectors of the picked tool positions (position -> vector; a
-    missing one fails the check); by default they are read from ``index.tool_vectors``.
+    The stored vectors of the picked tool positions come from the index's vector source (a
+    missing one fails the check).
     """
     n = len(index.tool_ids)
     if n == 0:
         return None
-    picks = random.Random(index.card_digest).sample(range(n), min(SPOT_CHECKS, n))
-    vectors = stored(picks) if stored else {i: index.tool_vectors[i] for i in picks}
+    picks = random.Random(index.card_set_digest).sample(range(n), min(SPOT_CHECKS, n))
+    vectors = index.vectors.stored(picks)
     fresh = index.embedder.embed([index.documents[i].dense for i in picks])
     cos = [float(fresh[j] @ vectors[i]) if i in vectors else -1.0 for j, i in enumerate(picks)]
     if min(cos) < SPOT_MIN_COSINE:

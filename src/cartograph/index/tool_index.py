@@ -1,8 +1,10 @@
 """The tool index: card documents, their vectors, server vectors and BM25, and search.
 
-Built only from cards (the caller passes the verified ones). Persisted as JSON + ``.npy``::
+Built only from cards (the caller passes the verified ones). The tool vectors sit behind
+:class:`~cartograph.index.vectors.ToolVectors` (in memory here; the PostgreSQL store supplies
+its own source). Persisted as JSON + ``.npy``::
 
-    <dir>/manifest.json        format, embedder, card digest, tool ids, documents, file hashes
+    <dir>/manifest.json        format, embedder, card set digest, tool ids, documents, hashes
     <dir>/tool_vectors.npy     (n, d) float32, unit rows
     <dir>/centroids.npy        (m, d) float32: the mean of each server's tool vectors, unit rows
     <dir>/server_vectors.npy   (m, d) float32: each server document, unit rows
@@ -31,6 +33,7 @@ from cartograph.canonical import sha256_json
 from cartograph.cards.model import Card
 from cartograph.errors import IndexError_, UsageError
 from cartograph.files import temp_name
+from cartograph.index.answer import Hit
 from cartograph.index.documents import ToolDocument, card_documents, server_document
 from cartograph.index.embedders import (
     Embedder,
@@ -44,11 +47,16 @@ from cartograph.index.methods import (
     METHODS,
     Evidence,
     HybridParams,
+    Method,
     hybrid_scores,
     random_scores,
     two_stage_scores,
 )
 from cartograph.index.query import split_steps
+from cartograph.index.vector_cache import QueryCache, embed_documents
+from cartograph.index.vectors import MatrixVectors, ToolVectors
+
+_QUERIES = QueryCache()  # one per process: keyed by model id, so indexes may share it
 
 logger = logging.getLogger(__name__)
 
@@ -57,17 +65,11 @@ DOCUMENTS_VERSION = 2  # bump when documents.py composes text differently
 MANIFEST = "manifest.json"
 
 
-@dataclass(frozen=True)
-class Hit:
-    """One ranked tool."""
+def card_set_digest(cards: dict[str, Card]) -> str:
+    """Names the card set an index is built from: every card's signed content and signature,
+    plus the version of the document composition (stored as the manifest's ``card_digest``).
 
-    server: str
-    tool: str
-    score: float
-
-
-def card_digest(cards: dict[str, Card]) -> str:
-    """Digest of a card set (signed content and signatures) plus the document composition."""
+    Not :func:`cartograph.cards.seal.card_version_digest`, which names one card's content."""
     payload = {
         "documents_version": DOCUMENTS_VERSION,
         "cards": {name: card.model_dump(mode="json") for name, card in sorted(cards.items())},
@@ -98,7 +100,7 @@ class ToolIndex:
     """Searchable tools of a card set. Build with :meth:`build`, persist with :meth:`save`."""
 
     tool_ids: list[tuple[str, str]]
-    tool_vectors: np.ndarray
+    vectors: ToolVectors
     servers: list[str]
     tool_server: np.ndarray
     centroids: np.ndarray
@@ -107,8 +109,9 @@ class ToolIndex:
     server_documents: list[str]
     lexical: Lexical
     embedder: Embedder
-    card_digest: str
+    card_set_digest: str
     build_seconds: float = 0.0
+    embedded: int = 0  # texts the last build embedded (the rest came from the cache)
     hybrid: HybridParams = field(default_factory=HybridParams)
     _tokens: list[frozenset[str]] | None = field(default=None, repr=False)
     _pos: dict[tuple[str, str], int] | None = field(default=None, repr=False)
@@ -116,8 +119,18 @@ class ToolIndex:
     # ----------------------------------------------------------------- building
 
     @classmethod
-    def build(cls, cards: dict[str, Card], embedder: Embedder | None = None) -> ToolIndex:
-        """Embed and index every tool of ``cards`` (assumed verified by the caller)."""
+    def build(
+        cls,
+        cards: dict[str, Card],
+        embedder: Embedder | None = None,
+        *,
+        known: dict[str, np.ndarray] | None = None,
+    ) -> ToolIndex:
+        """Embed and index every tool of ``cards`` (assumed verified by the caller).
+
+        ``known`` (:func:`~cartograph.index.vector_cache.known_vectors`) holds vectors of texts
+        this model already embedded; only the other texts are embedded.
+        """
         embedder = embedder or load_embedder()
         started = time.perf_counter()
         docs: list[ToolDocument] = []
@@ -131,13 +144,12 @@ class ToolIndex:
         servers = sorted({d.server for d in docs})
         pos = {s: i for i, s in enumerate(servers)}
         tool_server = np.asarray([pos[d.server] for d in docs], dtype=np.int64)
-        dim = embedder.dim
-        vecs = embedder.embed([d.dense for d in docs]) if docs else np.zeros((0, dim), np.float32)
+        vecs, fresh = embed_documents(embedder, [d.dense for d in docs], known)
         server_docs = [server_document(cards[s]) for s in servers]
-        srv_vecs = embedder.embed(server_docs) if servers else np.zeros((0, dim), np.float32)
+        srv_vecs, fresh_servers = embed_documents(embedder, server_docs, known)
         index = cls(
             tool_ids=[(d.server, d.tool) for d in docs],
-            tool_vectors=_unit(vecs),
+            vectors=MatrixVectors(_unit(vecs)),
             servers=servers,
             tool_server=tool_server,
             centroids=_centroids(vecs, tool_server, len(servers)),
@@ -146,15 +158,18 @@ class ToolIndex:
             server_documents=server_docs,
             lexical=Lexical.build(d.lexical for d in docs),
             embedder=embedder,
-            card_digest=card_digest(cards),
+            card_set_digest=card_set_digest(cards),
         )
         index.build_seconds = time.perf_counter() - started
+        index.embedded = fresh + fresh_servers
         logger.info(
-            "built index: %d tools on %d servers in %.1f s (%s)",
+            "built index: %d tools on %d servers in %.1f s (%s; %d texts embedded, %d reused)",
             len(docs),
             len(servers),
             index.build_seconds,
             embedder.name,
+            index.embedded,
+            len(docs) + len(servers) - index.embedded,
         )
         return index
 
@@ -178,7 +193,7 @@ class ToolIndex:
         }
         manifest: dict[str, Any] = {
             "format": INDEX_FORMAT,
-            "card_digest": self.card_digest,
+            "card_digest": self.card_set_digest,  # the key keeps its name: old indexes load
             "embedder": {
                 "spec": embedder_spec(self.embedder),
                 "name": self.embedder.name,
@@ -232,7 +247,7 @@ class ToolIndex:
         pos = {s: i for i, s in enumerate(servers)}
         index = cls(
             tool_ids=[(d.server, d.tool) for d in docs],
-            tool_vectors=np.load(root / "tool_vectors.npy", allow_pickle=False),
+            vectors=MatrixVectors(np.load(root / "tool_vectors.npy", allow_pickle=False)),
             servers=servers,
             tool_server=np.asarray([pos[d.server] for d in docs], dtype=np.int64),
             centroids=np.load(root / "centroids.npy", allow_pickle=False),
@@ -241,7 +256,7 @@ class ToolIndex:
             server_documents=list(manifest["server_documents"]),
             lexical=Lexical.load(root / "bm25"),
             embedder=embedder,
-            card_digest=str(manifest["card_digest"]),
+            card_set_digest=str(manifest["card_digest"]),
             build_seconds=float(manifest.get("build_seconds") or 0.0),
         )
         if index.tool_vectors.shape != (len(docs), rec["dim"]):
@@ -253,6 +268,11 @@ class ToolIndex:
     def __len__(self) -> int:
         return len(self.tool_ids)
 
+    @property
+    def tool_vectors(self) -> np.ndarray:
+        """The (n, d) tool vector matrix (read from the vector source; Rift and saving use it)."""
+        return self.vectors.matrix()
+
     def position(self, server: str, tool: str) -> int | None:
         if self._pos is None:
             self._pos = {tid: i for i, tid in enumerate(self.tool_ids)}
@@ -261,7 +281,12 @@ class ToolIndex:
     def query_vectors(self, query: str, *, steps: bool) -> tuple[np.ndarray, np.ndarray | None]:
         """The query's vector and, when ``steps`` and it names several, its steps' vectors."""
         parts = split_steps(query) if steps else []
-        vecs = query_and_step_vectors(self.embedder, query, parts)
+        vecs = _QUERIES.get(
+            self.embedder.model,
+            query,
+            bool(parts),
+            lambda: query_and_step_vectors(self.embedder, query, parts),
+        )
         return vecs[0], (vecs[1:] if parts else None)
 
     def evidence(
@@ -271,20 +296,24 @@ class ToolIndex:
         step_vecs: np.ndarray | None = None,
     ) -> Evidence:
         q = embed_queries(self.embedder, [query])[0] if query_vec is None else query_vec
+        stats = self.vectors.stats(q[None, :])
+        steps = None if step_vecs is None else self.vectors.cosines(step_vecs)
         return Evidence(
-            step_cos=None if step_vecs is None else step_vecs @ self.tool_vectors.T,
-            tool_cos=self.tool_vectors @ q,
+            step_cos=steps,
+            tool_cos=self.vectors.cosine(q),
             centroid_cos=self.centroids @ q,
             server_cos=self.server_vectors @ q,
             bm25=self.lexical.scores(query),
             tool_server=self.tool_server,
             n_servers=len(self.servers),
+            dense_stats=stats[0] if stats else None,
+            step_stats=self.vectors.stats(step_vecs) if step_vecs is not None and stats else None,
         )
 
     def scores(
         self,
         query: str,
-        method: str = DEFAULT_METHOD,
+        method: Method = DEFAULT_METHOD,
         k: int = 5,
         query_vec: np.ndarray | None = None,
         step_vecs: np.ndarray | None = None,
@@ -308,12 +337,12 @@ class ToolIndex:
         if query_vec is None:
             query_vec, step_vecs = self.query_vectors(query, steps=method == "hybrid")
         if method == "flat":
-            return (self.tool_vectors @ query_vec).astype(np.float64)
+            return self.vectors.cosine(query_vec).astype(np.float64)
         if method == "two-stage":
             return two_stage_scores(self.evidence(query, query_vec), k).astype(np.float64)
         return hybrid_scores(self.evidence(query, query_vec, step_vecs), self.hybrid)
 
-    def search(self, query: str, k: int = 5, method: str = DEFAULT_METHOD) -> list[Hit]:
+    def search(self, query: str, k: int = 5, method: Method = DEFAULT_METHOD) -> list[Hit]:
         """The top ``k`` tools for ``query`` under ``method``."""
         if k < 1:
             raise UsageError("k must be at least 1")

@@ -2,9 +2,40 @@
 
 ``Proxy`` (core.py) holds the operations; ``server.py`` serves them over stdio or streamable
 HTTP; the resolver ranks and renders from signed cards; the audit log records every answer.
+
+Names resolve on first access, so that importing a submodule (the CLI's option lists) does
+not load the whole package.
 """
 
-from cartograph.proxy.core import Proxy, ProxySettings
-from cartograph.proxy.server import TOOLS, build_server, serve_http, serve_stdio
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # resolved lazily at run time, see __getattr__
+    from cartograph.proxy.core import Proxy, ProxySettings
+    from cartograph.proxy.server import TOOLS, build_server, serve_http, serve_stdio
+
+_EXPORTS: dict[str, tuple[str, str]] = {
+    "Proxy": ("cartograph.proxy.core", "Proxy"),
+    "ProxySettings": ("cartograph.proxy.core", "ProxySettings"),
+    "TOOLS": ("cartograph.proxy.server", "TOOLS"),
+    "build_server": ("cartograph.proxy.server", "build_server"),
+    "serve_http": ("cartograph.proxy.server", "serve_http"),
+    "serve_stdio": ("cartograph.proxy.server", "serve_stdio"),
+}
 
 __all__ = ["TOOLS", "Proxy", "ProxySettings", "build_server", "serve_http", "serve_stdio"]
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _EXPORTS:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    module, attr = _EXPORTS[name]
+    value = getattr(importlib.import_module(module), attr)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_EXPORTS))

@@ -3,7 +3,8 @@
 :class:`CardCatalog` holds the cards that verify, reloads them when the card store changes (on
 disk, or in a shared store another replica or the CLI wrote to: a re-attestation by
 ``cartograph bootstrap --server NAME`` takes effect without a restart), and names each card
-version by its digest. :class:`CardGuard` is the gateway's
+version by its digest and, looked up in the store's history when first asked, its version
+number. :class:`CardGuard` is the gateway's
 :class:`~cartograph.gateway.base.Guard`: live tools are compared with these cards and drifted
 tools are held in the workspace quarantine.
 """
@@ -16,11 +17,13 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from cartograph.cards.codec import CardFailure
 from cartograph.cards.model import Card, ToolEntry
-from cartograph.cards.store import CardFailure, load_verified
-from cartograph.errors import ToolNotFound, ToolQuarantined
-from cartograph.gateway.drift import HeldTool, Quarantine, card_digest
-from cartograph.storage import open_store
+from cartograph.cards.seal import card_version_digest
+from cartograph.errors import CartographError, ToolNotFound, ToolQuarantined
+from cartograph.gateway.drift import HeldTool, Quarantine
+from cartograph.storage import Store
+from cartograph.trust.store import TrustStore
 from cartograph.workspace import Workspace, file_stamps
 
 logger = logging.getLogger(__name__)
@@ -40,9 +43,9 @@ class CardRef:
 class CardCatalog:
     """Verified cards by server name; call :meth:`refresh` before reading."""
 
-    def __init__(self, ws: Workspace) -> None:
+    def __init__(self, ws: Workspace, store: Store) -> None:
         self.ws = ws
-        self.store = open_store(ws)
+        self.store = store
         self.cards: dict[str, Card] = {}
         self.failures: list[CardFailure] = []
         self.refs: dict[str, CardRef] = {}
@@ -50,6 +53,7 @@ class CardCatalog:
         self.generation = 0  # bumped on every reload
         self._checked_at = 0.0
         self._lock = threading.Lock()
+        self._versions: dict[tuple[str, str], int | None] = {}
         self.refresh()
 
     def _current_stamp(self) -> tuple[Any, ...]:
@@ -79,12 +83,12 @@ class CardCatalog:
         stamp = self._current_stamp()
         if stamp == self._stamp:
             return False
-        loaded = load_verified(self.ws)
+        loaded = self.store.load_verified(TrustStore.for_workspace(self.ws))
         self.cards = loaded.cards
         self.failures = loaded.failures
         self.refs = {
             name: CardRef(
-                card_digest(card),
+                card_version_digest(card),
                 card.signature.key_id if card.signature else None,
                 card.signature.signed_at if card.signature else None,
             )
@@ -101,6 +105,21 @@ class CardCatalog:
         for failure in self.failures:
             logger.warning("card left out: %s", failure.reason)
         return True
+
+    def card_version(self, server: str) -> int | None:
+        """The store's version number of the card now served for ``server`` (None when the
+        history does not hold it, e.g. a card written before history was kept)."""
+        card = self.cards.get(server)
+        if card is None or card.signature is None:
+            return None
+        key = (server, card.signature.value)
+        if key not in self._versions:
+            try:
+                self._versions[key] = self.store.card_version(server, card)
+            except CartographError as exc:
+                logger.warning("%s: card version unknown: %s", server, exc)
+                return None
+        return self._versions[key]
 
     def entry(self, server: str, tool: str) -> tuple[Card, ToolEntry]:
         """The signed entry for ``server``/``tool`` or :class:`ToolNotFound` saying what exists."""
@@ -121,14 +140,17 @@ class CardCatalog:
 
 
 class CardGuard:
-    """The drift guard: live tools vs signed cards, held tools refused."""
+    """The drift guard: live tools vs signed cards, held tools refused.
+
+    It reads the catalog as the proxy last refreshed it (once per discover, status and call);
+    a card re-attested since is picked up by :meth:`held`, which compares card digests.
+    """
 
     def __init__(self, catalog: CardCatalog, quarantine: Quarantine) -> None:
         self.catalog = catalog
         self.quarantine = quarantine
 
     def check(self, server: str, tools: list[dict[str, Any]]) -> None:
-        self.catalog.refresh()
         card = self.catalog.cards.get(server)
         if card is None:
             logger.info("%s: no signed card; nothing of it is callable", server)
@@ -147,7 +169,6 @@ class CardGuard:
         return held
 
     def admit(self, server: str, tool: str) -> None:
-        self.catalog.refresh()
         held = self.held(server, tool)
         if held is not None:
             raise ToolQuarantined(

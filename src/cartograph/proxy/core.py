@@ -17,6 +17,7 @@ from typing import Any
 import anyio
 from mcp import types
 
+from cartograph import heap
 from cartograph.access.guard import Caller
 from cartograph.access.policy import ALLOW_ALL
 from cartograph.errors import (
@@ -24,38 +25,43 @@ from cartograph.errors import (
     ConfigError,
     GatewayError,
     ToolNotFound,
-    UpstreamError,
 )
-from cartograph.gateway.base import Connector, Limits
+from cartograph.gateway.base import Connector, GatewayMode, Limits
+from cartograph.gateway.connector import not_configured
 from cartograph.gateway.drift import Quarantine
 from cartograph.gateway.oneshot import OneShotGateway
 from cartograph.gateway.pool import PooledGateway
+from cartograph.index.answer import DiscoverAnswer
+from cartograph.index.names import Method
 from cartograph.proxy.catalog import CardCatalog, CardGuard
-from cartograph.proxy.resolver import Resolver, default_opener
-from cartograph.proxy.status import build_status
+from cartograph.proxy.resolver import Opener, Resolver, default_opener
+from cartograph.proxy.settings import MODES
+from cartograph.proxy.status import StatusAnswer, build_status
 from cartograph.proxy.validate import validate_arguments
-from cartograph.storage import open_store
+from cartograph.storage import Store, open_store
 from cartograph.workspace import Workspace
 
 logger = logging.getLogger(__name__)
-
-MODES = ("pooled", "one-shot")
 
 
 @dataclass(frozen=True)
 class ProxySettings:
     """How the proxy routes calls and ranks tools."""
 
-    mode: str = "pooled"
+    mode: GatewayMode = "pooled"
     limits: Limits = field(default_factory=Limits)
     per_client: frozenset[str] = frozenset()
-    method: str | None = None
+    method: Method | None = None
     config_path: str | None = None
     check_drift_one_shot: bool = True
 
 
 class Proxy:
-    """discover / status / call over one workspace and one gateway."""
+    """discover / status / call over one workspace's store and one gateway.
+
+    ``store`` is the workspace's store (:func:`~cartograph.storage.open_store`), opened here
+    when the caller does not hand one in.
+    """
 
     def __init__(
         self,
@@ -63,18 +69,20 @@ class Proxy:
         connector: Connector,
         settings: ProxySettings | None = None,
         *,
-        opener: Any = default_opener,
+        opener: Opener = default_opener,
         configured: set[str] | None = None,
+        store: Store | None = None,
     ) -> None:
         self.ws = ws
         self.settings = settings or ProxySettings()
         if self.settings.mode not in MODES:
             raise ConfigError(f"gateway mode must be one of {', '.join(MODES)}")
-        store = open_store(ws)  # the workspace files, or the store shared by every replica
+        # the workspace files, or the store shared by every replica
+        self.store = store = store if store is not None else open_store(ws)
         self.audit = store.audit_log()
-        self.quarantine = Quarantine(ledger=store.quarantine_ledger())
+        self.quarantine = Quarantine(store.quarantine_ledger())
         self.quarantine.listeners.append(self._drift_event)
-        self.catalog = CardCatalog(ws)
+        self.catalog = CardCatalog(ws, store)
         self.guard = CardGuard(self.catalog, self.quarantine)
         self.resolver = Resolver(
             ws, self.catalog, self.guard, opener=opener, method=self.settings.method
@@ -122,34 +130,35 @@ class Proxy:
         await anyio.to_thread.run_sync(
             self.resolver.searcher, limiter=self._rank_limiter, abandon_on_cancel=True
         )
+        heap.release()  # verifying the cards again and loading the index freed tens of MB
 
     # -- discover -----------------------------------------------------------------------------
 
     async def discover(
         self, task: str, k: int = 5, *, caller: Caller | None = None
-    ) -> dict[str, Any]:
+    ) -> DiscoverAnswer:
         """The top-k tools for ``task`` that ``caller``'s policy lets it see."""
         task = task.strip()
         if not task:
             raise GatewayError("discover needs a task in plain words, e.g. 'read a file'")
         allow = caller.policy.permits if caller is not None else None
-        answer = await anyio.to_thread.run_sync(
+        ranking = await anyio.to_thread.run_sync(
             self.resolver.rank, task, k, allow, limiter=self._rank_limiter
         )
-        rendered = self.resolver.render(answer)
+        answer = self.resolver.render(ranking)
         self.audit.write(
             "discover",
             client=caller.name if caller else None,
             query=task,
             k=k,
-            method=answer.method,
-            results=self.resolver.audit_fields(answer),
+            method=ranking.method,
+            results=self.resolver.audit_fields(ranking),
         )
-        return rendered
+        return answer
 
     # -- status -------------------------------------------------------------------------------
 
-    def status(self, caller: Caller | None = None) -> dict[str, Any]:
+    def status(self, caller: Caller | None = None) -> StatusAnswer:
         self.catalog.refresh()
         return build_status(self, caller.policy if caller else None)
 
@@ -171,7 +180,7 @@ class Proxy:
             hidden = ToolNotFound(f"no tool {tool!r} on server {server!r} for you; use discover")
             if caller is not None and not caller.policy.permits(server, tool):
                 raise AccessDenied(str(hidden))  # the same text as for a missing tool
-            self.catalog.refresh()
+            self.catalog.refresh()  # the one refresh of this call; the guard reads what it loaded
             try:
                 _, entry = self.catalog.entry(server, tool)
             except ToolNotFound:
@@ -183,11 +192,7 @@ class Proxy:
                 server, tool, entry.input_schema, arguments, schema_key=entry.input_schema_hash
             )
             if self.configured is not None and server not in self.configured:
-                raise UpstreamError(
-                    server,
-                    f"has a signed card but is not in the config "
-                    f"({self.settings.config_path or 'none given'}); it cannot be reached",
-                )
+                raise not_configured(server, self.settings.config_path)
             result = await self.gateway.call(server, tool, arguments, client=client)
             if result.isError:
                 outcome = "tool-error"

@@ -159,9 +159,9 @@ def build_server(
     ) -> types.CallToolResult:
         if name == "discover":
             task, k = str(arguments["task"]), int(arguments.get("k", 5))
-            return _json(await proxy.discover(task, k, caller=who))
+            return _json((await proxy.discover(task, k, caller=who)).to_json())
         if name == "status":
-            return _json(proxy.status(who))
+            return _json(proxy.status(who).to_json())
         if name == "call":
             return await proxy.call(
                 str(arguments["server"]),

@@ -1,99 +1,189 @@
 """status: servers, tool counts, card keys and ages, index freshness, sessions, quarantine.
 
-A pure read of the proxy's state, returned as compact JSON-able data.
+:func:`build_status` is a pure read of the proxy's state into :class:`StatusAnswer`, the one
+status model; the proxy's ``status`` tool returns :meth:`StatusAnswer.to_json` (compact: fields
+that are None are left out, as agents have always read them).
 """
 
 from __future__ import annotations
 
 import time
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic import BaseModel, ConfigDict
 
 if TYPE_CHECKING:
     from cartograph.access.policy import Policy
+    from cartograph.gateway.base import SessionHealth
     from cartograph.proxy.core import Proxy
 
 
-def build_status(proxy: Proxy, policy: Policy | None = None) -> dict[str, Any]:
+class _Out(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class SessionRow(_Out):
+    """One upstream session slot (per client for ``--per-client`` servers)."""
+
+    state: str
+    starts: int
+    crashes: int
+    client: str | None = None
+    in_flight: int | None = None
+    last_error: str | None = None
+    retry_in_s: float | None = None
+
+
+class HeldRow(_Out):
+    """A tool the drift guard holds back."""
+
+    tool: str
+    reason: str
+    since: str
+
+
+class ServerStatus(_Out):
+    """One server with a verified card."""
+
+    server: str
+    tools: int
+    key_id: str | None
+    card_age_h: float | None
+    sessions: list[SessionRow] | Literal["not started"]
+    reachable: str | None = None
+    quarantined: list[HeldRow] | None = None
+
+
+class Totals(_Out):
+    servers: int
+    tools: int
+    quarantined: int
+
+
+class IndexState(_Out):
+    """The retrieval index's freshness, as far as it is known without opening it."""
+
+    method: str | None = None
+    state: str
+    error: str | None = None
+    opened_s_ago: float | None = None
+    open_seconds: float | None = None
+    tools: int | None = None
+
+
+class RejectedCard(_Out):
+    file: str
+    reason: str
+
+
+class StatusAnswer(_Out):
+    """What the ``status`` tool answers."""
+
+    gateway: str
+    servers: list[ServerStatus]
+    totals: Totals
+    index: IndexState
+    cards_rejected: list[RejectedCard] | None = None
+    configured_without_card: list[str] | None = None
+    other_sessions: dict[str, list[SessionRow]] | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return self.model_dump(mode="json", exclude_none=True)
+
+
+def build_status(proxy: Proxy, policy: Policy | None = None) -> StatusAnswer:
     """Status as ``policy`` lets its client see it: servers and tools it may not see are left
     out of every list and count (``None``: everything)."""
+    sessions = _sessions(proxy.gateway.health())
+    servers, visible_tools = _servers(proxy, policy, sessions)
+    quarantined = (
+        len(proxy.quarantine.held())
+        if policy is None
+        else sum(len(s.quarantined or []) for s in servers)
+    )
+    rejected = None
+    if proxy.catalog.failures and policy is None:
+        rejected = [RejectedCard(file=f.path.name, reason=f.reason) for f in proxy.catalog.failures]
+    if sessions and policy is not None:
+        sessions = {s: rows for s, rows in sessions.items() if policy.may_see_server(s)}
+    return StatusAnswer(
+        gateway=proxy.settings.mode,
+        servers=servers,
+        totals=Totals(servers=len(servers), tools=visible_tools, quarantined=quarantined),
+        index=proxy.resolver.index_state(),
+        cards_rejected=rejected,
+        configured_without_card=_uncarded(proxy, policy),
+        other_sessions=sessions or None,
+    )
+
+
+def _sessions(health: list[SessionHealth]) -> dict[str, list[SessionRow]]:
+    """The gateway's session slots by server."""
+    sessions: dict[str, list[SessionRow]] = {}
+    for h in health:
+        row = SessionRow(
+            state=h.state,
+            starts=h.starts,
+            crashes=h.crashes,
+            client=h.client or None,
+            in_flight=h.in_flight or None,
+            last_error=h.last_error or None,
+            retry_in_s=h.retry_in or None,
+        )
+        sessions.setdefault(h.server, []).append(row)
+    return sessions
+
+
+def _servers(
+    proxy: Proxy, policy: Policy | None, sessions: dict[str, list[SessionRow]]
+) -> tuple[list[ServerStatus], int]:
+    """One row per carded server ``policy`` may see, and their visible tools in all; the
+    sessions of those servers are taken out of ``sessions`` (what is left is shown apart)."""
     now = time.time()
     catalog = proxy.catalog
-    sessions: dict[str, list[dict[str, Any]]] = {}
-    for h in proxy.gateway.health():
-        row: dict[str, Any] = {"state": h.state, "starts": h.starts, "crashes": h.crashes}
-        if h.client:
-            row["client"] = h.client
-        if h.in_flight:
-            row["in_flight"] = h.in_flight
-        if h.last_error:
-            row["last_error"] = h.last_error
-        if h.retry_in:
-            row["retry_in_s"] = h.retry_in
-        sessions.setdefault(h.server, []).append(row)
     servers = []
-    visible: dict[str, int] = {}
+    visible = 0
     for name in sorted(catalog.cards):
-        card = catalog.cards[name]
         ref = catalog.refs[name]
-        names = [t.name for t in card.tools]
+        names = [t.name for t in catalog.cards[name].tools]
         if policy is not None:
             names = policy.visible_tools(name, names)
             if not names:
                 sessions.pop(name, None)
                 continue
-        visible[name] = len(names)
+        visible += len(names)
         held = [
-            {"tool": t.tool, "reason": t.reason, "since": t.detected_at}
+            HeldRow(tool=t.tool, reason=t.reason, since=t.detected_at)
             for t in proxy.quarantine.held(name)
             if proxy.guard.held(name, t.tool) is not None
             and (policy is None or policy.permits(name, t.tool))
         ]
-        entry: dict[str, Any] = {
-            "server": name,
-            "tools": len(names),
-            "key_id": ref.key_id,
-            "card_age_h": _age_hours(ref.signed_at, now),
-            "sessions": sessions.pop(name, []) or "not started",
-        }
-        if proxy.configured is not None and name not in proxy.configured:
-            entry["reachable"] = "no: not in the config"
-        if held:
-            entry["quarantined"] = held
-        servers.append(entry)
-    out: dict[str, Any] = {
-        "gateway": proxy.settings.mode,
-        "servers": servers,
-        "totals": {
-            "servers": len(servers),
-            "tools": sum(visible.values()),
-            "quarantined": len(proxy.quarantine.held())
-            if policy is None
-            else sum(len(s.get("quarantined", [])) for s in servers),
-        },
-        "index": _index_state(proxy),
-    }
-    if catalog.failures and policy is None:
-        out["cards_rejected"] = [
-            {"file": f.path.name, "reason": f.reason} for f in catalog.failures
-        ]
-    if proxy.configured is not None:
-        uncarded = sorted(
-            s
-            for s in proxy.configured - set(catalog.cards)
-            if policy is None or policy.may_see_server(s)
+        unreachable = proxy.configured is not None and name not in proxy.configured
+        servers.append(
+            ServerStatus(
+                server=name,
+                tools=len(names),
+                key_id=ref.key_id,
+                card_age_h=_age_hours(ref.signed_at, now),
+                sessions=sessions.pop(name, []) or "not started",
+                reachable="no: not in the config" if unreachable else None,
+                quarantined=held or None,
+            )
         )
-        if uncarded:
-            out["configured_without_card"] = uncarded
-    if sessions and policy is not None:
-        sessions = {s: rows for s, rows in sessions.items() if policy.may_see_server(s)}
-    if sessions:
-        out["other_sessions"] = sessions
-    return out
+    return servers, visible
 
 
-def _index_state(proxy: Proxy) -> dict[str, Any]:
-    return proxy.resolver.index_state()
+def _uncarded(proxy: Proxy, policy: Policy | None) -> list[str] | None:
+    """Configured servers without a verified card (that ``policy`` may know of)."""
+    if proxy.configured is None:
+        return None
+    uncarded = sorted(
+        s
+        for s in proxy.configured - set(proxy.catalog.cards)
+        if policy is None or policy.may_see_server(s)
+    )
+    return uncarded or None
 
 
 def _age_hours(stamp: str | None, now: float) -> float | None:

@@ -17,6 +17,7 @@ Every method runs layer 3 so their reports read alike.
 from __future__ import annotations
 
 import logging
+import math
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -34,23 +35,28 @@ from cartograph.rift.cluster import (
     check_theta,
     threshold_groups,
 )
-from cartograph.rift.diagnose import REGENERATE, diagnose, tokens
+from cartograph.rift.diagnose import diagnose, tokens
 from cartograph.rift.margin import (
     CohesionThresholds,
     MarginScope,
     MarginThresholds,
     Risk,
     ToolMargin,
-    margins,
+    row_margin,
 )
 from cartograph.rift.queries import QueryOptions, synthetic_query
 from cartograph.rift.report import ClusterReport, RiftReport, Summary
+from cartograph.rift.substitutes import SubstituteRule, substitute_pairs
 
 logger = logging.getLogger(__name__)
 
 Method = Literal["rift", "cosine", "jaccard"]
 METHODS: tuple[Method, ...] = ("rift", "cosine", "jaccard")
+MarginScore = Literal["discover", "cosine"]
+MARGIN_SCORES: tuple[MarginScore, ...] = ("discover", "cosine")
 Embed = Callable[[list[str]], np.ndarray]
+RankScores = Callable[[list[str], np.ndarray], np.ndarray]
+"""(query texts, their vectors) -> ``(len, n)`` scores discover ranks every tool by."""
 
 
 @dataclass(frozen=True)
@@ -75,6 +81,9 @@ class RiftConfig:
     linkage: Linkage = DEFAULT_LINKAGE
     use_margin: bool = True
     margin_scope: MarginScope = "cluster"
+    margin_score: MarginScore = "discover"
+    substitutes: bool = True
+    substitute_rule: SubstituteRule = field(default_factory=SubstituteRule)
     margin_thresholds: MarginThresholds = field(default_factory=MarginThresholds)
     cohesion_thresholds: CohesionThresholds = field(default_factory=CohesionThresholds)
     jaccard_threshold: float = DEFAULT_JACCARD
@@ -85,6 +94,8 @@ class RiftConfig:
         if self.method not in METHODS:
             raise UsageError(f"unknown method {self.method!r}; use {', '.join(METHODS)}")
         check_theta(self.theta)
+        if self.margin_score not in MARGIN_SCORES:
+            raise UsageError(f"unknown margin score {self.margin_score!r}; use discover or cosine")
         if not 0.0 <= self.jaccard_threshold < 1.0:
             raise UsageError(f"jaccard threshold must be in [0, 1), got {self.jaccard_threshold}")
 
@@ -103,6 +114,9 @@ class RiftConfig:
             out["margin"] = self.use_margin
         if self.margins_on:
             out["margin_scope"] = self.margin_scope
+            out["margin_score"] = self.margin_score
+            out["query_style"] = self.query_options.style
+            out["substitutes"] = self.substitutes
             out["margin_high"] = self.margin_thresholds.high
             out["margin_medium"] = self.margin_thresholds.medium
         elif self.method == "jaccard":
@@ -143,101 +157,193 @@ def _groups(
     return [(m, _cohesion(vectors, m), jac) for m, jac in groups]
 
 
+@dataclass
+class _LayerTwo:
+    """Layer 2's results for every clustered tool (row index -> value)."""
+
+    queries: dict[int, str] = field(default_factory=dict)
+    margins: dict[int, ToolMargin] = field(default_factory=dict)
+    substitutes: dict[int, set[int]] = field(default_factory=dict)
+    embed_s: float = 0.0
+
+
+def _query_vectors(
+    tools: Sequence[RiftTool], clustered: list[int], embed: Embed, cfg: RiftConfig, out: _LayerTwo
+) -> np.ndarray:
+    for i in clustered:
+        out.queries[i] = synthetic_query(tools[i].tool, tools[i].input_schema, cfg.query_options)
+    te = time.perf_counter()
+    qv = _embed_sorted(embed, [out.queries[i] for i in clustered])
+    out.embed_s = time.perf_counter() - te
+    return qv
+
+
+def _score_rows(
+    qv: np.ndarray, texts: list[str], vectors: np.ndarray, rank: RankScores | None, how: str
+) -> np.ndarray:
+    """Scores of every tool for each query, in cosine units (see :class:`RiftConfig`)."""
+    cos = qv @ vectors.T
+    if how == "cosine" or rank is None:
+        return cos
+    # discover's score is z(cos) + lexical and server terms: times the query's cosine spread it
+    # reads in cosine units, and equals the cosine margin when the other terms agree
+    spread = cos.std(axis=1, keepdims=True)
+    return np.asarray(rank(texts, qv), dtype=np.float64) * spread
+
+
+_BLOCK = 512  # queries scored at a time: a (512, n) float64 slab
+
+
+def _layer_two(
+    tools: Sequence[RiftTool],
+    vectors: np.ndarray,
+    groups: list[tuple[tuple[int, ...], float, float | None]],
+    embed: Embed,
+    rank: RankScores | None,
+    cfg: RiftConfig,
+) -> _LayerTwo:
+    """Synthetic queries, substitutes and margins of every clustered tool.
+
+    Scores come a block of queries at a time (one matrix product per block, not one per
+    cluster); each tool's margin reads its own row against its cluster (every method that
+    computes margins has disjoint clusters).
+    """
+    out = _LayerTwo()
+    clustered = sorted({i for members, _, _ in groups for i in members})
+    if not clustered:
+        return out
+    qv = _query_vectors(tools, clustered, embed, cfg, out)
+    ids = [(t.server, t.tool, t.input_schema) for t in tools]
+    v = np.asarray(vectors, dtype=np.float32)
+    group_of: dict[int, tuple[int, ...]] = {}
+    for members, _, _ in groups:
+        pairs = substitute_pairs(members, ids, v, cfg.substitute_rule) if cfg.substitutes else set()
+        for i, j in pairs:
+            out.substitutes.setdefault(i, set()).add(j)
+        group_of.update((i, members) for i in members)
+    for start in range(0, len(clustered), _BLOCK):
+        block = clustered[start : start + _BLOCK]
+        texts = [out.queries[i] for i in block]
+        scores = _score_rows(qv[start : start + _BLOCK], texts, v, rank, cfg.margin_score)
+        for row, i in zip(scores, block, strict=True):
+            exclude = {(i, j) for j in out.substitutes.get(i, ())}
+            out.margins[i] = row_margin(row, i, group_of[i], cfg.margin_scope, exclude)
+    return out
+
+
+def _risk(cfg: RiftConfig, margin_min: float | None, coh: float, jac: float | None) -> Risk:
+    if cfg.method == "rift":
+        # Table 5: without margin analysis there is no HIGH or MEDIUM label to give
+        return Risk.LOW if margin_min is None else cfg.margin_thresholds.grade(margin_min)
+    if cfg.method == "jaccard":
+        return cfg.jaccard_thresholds.grade(jac if jac is not None else 0.0)
+    return cfg.cohesion_thresholds.grade(coh)
+
+
+def _margin_value(m: ToolMargin) -> float | None:
+    return None if math.isinf(m.margin) else round(m.margin, 4)
+
+
+def _cluster_report(
+    tools: Sequence[RiftTool],
+    group: tuple[tuple[int, ...], float, float | None],
+    two: _LayerTwo | None,
+    cfg: RiftConfig,
+) -> ClusterReport:
+    members, coh, jac = group
+    labels = _labels(tools, members)
+    diag = diagnose(
+        labels, [tools[i].summary for i in members], [tools[i].input_schema for i in members]
+    )
+    margin_min: float | None = None
+    queries = margins_out = rivals = None
+    subs: list[list[str]] = []
+    if two is not None:
+        finite = [two.margins[i].margin for i in members if not math.isinf(two.margins[i].margin)]
+        margin_min = min(finite) if finite else None
+        pairs = zip(labels, members, strict=True)
+        queries = {lab: two.queries[i] for lab, i in zip(labels, members, strict=True)}
+        margins_out = {lab: _margin_value(two.margins[i]) for lab, i in pairs}
+        rivals = {
+            lab: _label_of(tools, labels, members, two.margins[i].rival)
+            for lab, i in zip(labels, members, strict=True)
+        }
+        subs = _substitute_labels(labels, members, two.substitutes)
+    return ClusterReport(
+        members=[(tools[i].server, tools[i].tool) for i in members],
+        cohesion=round(coh, 4),
+        margin_min=None if margin_min is None else round(margin_min, 4),
+        risk=_risk(cfg, margin_min if two is not None else None, coh, jac).value,
+        shared_tokens=list(diag.shared),
+        distinct_tokens={k: list(v) for k, v in diag.distinct.items()},
+        diagnosis=diag.diagnosis,
+        regenerate=list(diag.regenerate),
+        jaccard=None if jac is None else round(jac, 4),
+        queries=queries,
+        margins=margins_out,
+        rivals=rivals,
+        substitutes=subs,
+    )
+
+
+def _substitute_labels(
+    labels: list[str], members: Sequence[int], subs: dict[int, set[int]]
+) -> list[list[str]]:
+    label = dict(zip(members, labels, strict=True))
+    return [
+        [label[i], label[j]]
+        for i in members
+        for j in sorted(subs.get(i, ()))
+        if i < j and j in label
+    ]
+
+
+def _sort_key(c: ClusterReport) -> tuple[int, float, int]:
+    return (
+        -Risk(c.risk).rank,
+        c.margin_min if c.margin_min is not None else -c.cohesion,
+        -len(c.members),
+    )
+
+
 def analyze(
     tools: Sequence[RiftTool],
     vectors: np.ndarray,
     embed: Embed | None,
     config: RiftConfig | None = None,
+    rank: RankScores | None = None,
 ) -> RiftReport:
-    """Run the configured method over ``tools`` (row ``i`` of ``vectors`` is ``tools[i]``)."""
+    """Run the configured method over ``tools`` (row ``i`` of ``vectors`` is ``tools[i]``).
+
+    ``embed`` embeds the synthetic queries (through the index's query path); ``rank`` gives
+    discover's scores of every tool for queries (texts and their vectors), needed for
+    ``margin_score="discover"``.
+    """
     cfg = config or RiftConfig()
     cfg.validate()
     if len(tools) != vectors.shape[0]:
         raise UsageError(f"{len(tools)} tools but {vectors.shape[0]} vectors")
     if cfg.margins_on and embed is None:
         raise UsageError("margin analysis needs an embedder; pass one or use --no-margin")
+    if cfg.margins_on and cfg.margin_score == "discover" and rank is None:
+        raise UsageError(
+            "margin_score 'discover' needs discover's ranking; pass rank or use cosine"
+        )
     t0 = time.perf_counter()
     groups = _groups(tools, vectors, cfg)
     t_group = time.perf_counter() - t0
-
-    # layer 2: one batch of synthetic queries for every clustered tool
     t1 = time.perf_counter()
-    query_text: dict[int, str] = {}
-    tool_margins: dict[int, ToolMargin] = {}
-    t_embed = 0.0
-    if cfg.margins_on and groups:
-        clustered = sorted({i for members, _, _ in groups for i in members})
-        for i in clustered:
-            query_text[i] = synthetic_query(tools[i].tool, tools[i].input_schema, cfg.query_options)
-        te = time.perf_counter()
-        assert embed is not None
-        qv = _embed_sorted(embed, [query_text[i] for i in clustered])
-        t_embed = time.perf_counter() - te
-        row_of = {i: k for k, i in enumerate(clustered)}
-        for members, _, _ in groups:
-            q = qv[[row_of[i] for i in members]]
-            for m in margins(q, vectors, members, cfg.margin_scope):
-                tool_margins[m.index] = m
-    t_margin = time.perf_counter() - t1 - t_embed
-
+    two = _layer_two(tools, vectors, groups, embed, rank, cfg) if cfg.margins_on and embed else None
+    t_margin = time.perf_counter() - t1 - (two.embed_s if two else 0.0)
     t2 = time.perf_counter()
-    clusters: list[ClusterReport] = []
-    for members, coh, jac in groups:
-        labels = _labels(tools, members)
-        diag = diagnose(
-            labels, [tools[i].summary for i in members], [tools[i].input_schema for i in members]
-        )
-        margin_min: float | None = None
-        if cfg.margins_on:
-            margin_min = min(tool_margins[i].margin for i in members)
-            risk = cfg.margin_thresholds.grade(margin_min)
-        elif cfg.method == "jaccard":
-            risk = cfg.jaccard_thresholds.grade(jac if jac is not None else 0.0)
-        else:
-            risk = cfg.cohesion_thresholds.grade(coh)
-        clusters.append(
-            ClusterReport(
-                members=[(tools[i].server, tools[i].tool) for i in members],
-                cohesion=round(coh, 4),
-                margin_min=None if margin_min is None else round(margin_min, 4),
-                risk=risk.value,
-                shared_tokens=list(diag.shared),
-                distinct_tokens={k: list(v) for k, v in diag.distinct.items()},
-                diagnosis=diag.diagnosis,
-                regenerate=list(diag.regenerate),
-                jaccard=None if jac is None else round(jac, 4),
-                queries={lab: query_text[i] for lab, i in zip(labels, members, strict=True)}
-                if cfg.margins_on
-                else None,
-                margins={
-                    lab: round(tool_margins[i].margin, 4)
-                    for lab, i in zip(labels, members, strict=True)
-                }
-                if cfg.margins_on
-                else None,
-                rivals={
-                    lab: _label_of(tools, labels, members, tool_margins[i].rival)
-                    for lab, i in zip(labels, members, strict=True)
-                }
-                if cfg.margins_on
-                else None,
-            )
-        )
-    clusters.sort(
-        key=lambda c: (
-            -Risk(c.risk).rank,
-            c.margin_min if c.margin_min is not None else -c.cohesion,
-            -len(c.members),
-        )
-    )
-    t_diag = time.perf_counter() - t2
-    summary = Summary.of(clusters)
+    clusters = sorted((_cluster_report(tools, g, two, cfg) for g in groups), key=_sort_key)
     timing = {
         "group_s": round(t_group, 4),
-        "query_embed_s": round(t_embed, 4),
+        "query_embed_s": round(two.embed_s if two else 0.0, 4),
         "margin_s": round(t_margin, 4),
-        "diagnose_s": round(t_diag, 4),
+        "diagnose_s": round(time.perf_counter() - t2, 4),
     }
+    summary = Summary.of(clusters)
     logger.info("rift: %s clusters, timing %s", summary.clusters, timing)
     return RiftReport(
         summary=summary,
@@ -259,24 +365,42 @@ def _embed_sorted(embed: Embed, texts: list[str]) -> np.ndarray:
 
 def _label_of(
     tools: Sequence[RiftTool], labels: list[str], members: Sequence[int], index: int
-) -> str:
-    """The rival's label: its cluster label when it is a member, else ``server/tool``."""
+) -> str | None:
+    """The rival's label: its cluster label when it is a member, else ``server/tool``; None
+    when the tool has no rival (its cluster mates are all its substitutes)."""
+    if index < 0:
+        return None
     for lab, i in zip(labels, members, strict=True):
         if i == index:
             return lab
     return f"{tools[index].server}/{tools[index].tool}"
 
 
-def regenerate_targets(report: RiftReport) -> dict[str, set[str]]:
-    """Tools diagnosed REGENERATE, by server."""
-    out: dict[str, set[str]] = {}
+def flagged_tools(report: RiftReport) -> dict[tuple[str, str], list[str]]:
+    """The tools ``--regenerate`` rewrites, each with the cluster mates to contrast it against.
+
+    In every HIGH cluster: each member whose own margin is below the HIGH threshold (its query
+    ranks a mate close to or above it), and each member diagnosed REGENERATE (no word of its
+    own). Mates are ``server/tool`` names, on any server, without the tool's substitutes.
+    """
+    high = float(report.config.get("margin_high", 0.10))
+    out: dict[tuple[str, str], list[str]] = {}
     for cluster in report.clusters:
-        if cluster.diagnosis != REGENERATE:
+        if cluster.risk != "HIGH":
             continue
         labels = _report_labels(cluster)
+        subs = {frozenset(p) for p in cluster.substitutes}
         for (server, tool), label in zip(cluster.members, labels, strict=True):
-            if label in cluster.regenerate:
-                out.setdefault(server, set()).add(tool)
+            margin = (cluster.margins or {}).get(label)
+            low = margin is not None and margin < high
+            if not (low or label in cluster.regenerate):
+                continue
+            mates = [
+                f"{s}/{t}"
+                for (s, t), other in zip(cluster.members, labels, strict=True)
+                if other != label and frozenset((label, other)) not in subs
+            ]
+            out.setdefault((server, tool), []).extend(mates)
     return out
 
 

@@ -3,12 +3,14 @@
 No script, no external stylesheet, font or image: the file opens the same offline, in CI
 artefacts and in mail. Two pictures (histogram of per-tool margins with the HIGH/MEDIUM
 thresholds marked, histogram of cluster sizes) and a table of every cluster with its members,
-queries, margins, shared and distinct tokens and diagnosis. :func:`render_html` is pure.
+queries, margins, shared and distinct tokens and diagnosis, then the substitute pairs apart.
+:func:`render_html` is pure.
 """
 
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import dataclass
 from html import escape
 
 from cartograph.rift.report import ClusterReport, RiftReport
@@ -39,6 +41,113 @@ th{background:#f0f0f0;position:sticky;top:0}
 """
 
 
+@dataclass(frozen=True)
+class _Frame:
+    """Where a chart's plot area sits in its SVG, and the value range of its x axis."""
+
+    width: int
+    height: int
+    lo: float
+    hi: float
+    left: int = 44
+    right: int = 12
+    top: int = 34
+    bottom: int = 40
+
+    @property
+    def pw(self) -> float:
+        return self.width - self.left - self.right
+
+    @property
+    def ph(self) -> float:
+        return self.height - self.top - self.bottom
+
+    def x_of(self, v: float) -> float:
+        return self.left + (v - self.lo) / (self.hi - self.lo) * self.pw
+
+
+def _bin_counts(values: list[float], bins: list[float]) -> list[int]:
+    counts = [0] * (len(bins) - 1)
+    for v in values:
+        for k in range(len(bins) - 1):
+            last = k == len(bins) - 2
+            if bins[k] <= v < bins[k + 1] or (last and v == bins[-1]):
+                counts[k] += 1
+                break
+    return counts
+
+
+def _axes(f: _Frame, title: str, peak: int) -> list[str]:
+    """Title, both axes and the y grid with its labels."""
+    base = f.top + f.ph
+    parts = [
+        f'<text x="{f.width / 2}" y="15" text-anchor="middle" font-size="13">'
+        f"{escape(title)}</text>",
+        f'<line x1="{f.left}" y1="{base}" x2="{f.left + f.pw}" y2="{base}" stroke="#333"/>',
+        f'<line x1="{f.left}" y1="{f.top}" x2="{f.left}" y2="{base}" stroke="#333"/>',
+    ]
+    for tick in range(5):
+        y = base - f.ph * tick / 4
+        parts.append(
+            f'<text x="{f.left - 5}" y="{y + 4:.1f}" text-anchor="end" font-size="10">'
+            f"{peak * tick / 4:.0f}</text>"
+        )
+        parts.append(
+            f'<line x1="{f.left}" y1="{y:.1f}" x2="{f.left + f.pw}" y2="{y:.1f}" stroke="#eee"/>'
+        )
+    return parts
+
+
+def _bars(f: _Frame, bins: list[float], counts: list[int], cuts: list[float]) -> list[str]:
+    """One bar per bin, coloured by the HIGH / MEDIUM / LOW zone when ``cuts`` are given."""
+    peak = max(counts) or 1
+    zone_colors = [_COLORS["HIGH"], _COLORS["MEDIUM"], _COLORS["LOW"]]
+    parts = []
+    for k, count in enumerate(counts):
+        x0, x1 = f.x_of(bins[k]), f.x_of(bins[k + 1])
+        h = f.ph * count / peak
+        fill = zone_colors[min(sum(1 for c in cuts if bins[k] >= c), 2)] if cuts else "#4a78a8"
+        parts.append(
+            f'<rect x="{x0 + 1:.1f}" y="{f.top + f.ph - h:.1f}" width="{max(x1 - x0 - 2, 1):.1f}" '
+            f'height="{h:.1f}" fill="{fill}" fill-opacity="0.8"><title>[{bins[k]:g}, '
+            f"{bins[k + 1]:g}): {count}</title></rect>"
+        )
+    return parts
+
+
+def _x_axis(f: _Frame, ticks: list[float], x_label: str) -> list[str]:
+    parts = [
+        f'<text x="{f.x_of(t):.1f}" y="{f.top + f.ph + 14}" text-anchor="middle" '
+        f'font-size="10">{t:g}</text>'
+        for t in ticks
+    ]
+    parts.append(
+        f'<text x="{f.left + f.pw / 2}" y="{f.height - 6}" text-anchor="middle" font-size="11">'
+        f"{escape(x_label)}</text>"
+    )
+    return parts
+
+
+def _marks(f: _Frame, marks: list[tuple[float, str]]) -> list[str]:
+    """Dashed vertical lines at the thresholds, labelled on alternating sides."""
+    parts = []
+    for k, (value, label) in enumerate(marks):
+        if not f.lo <= value <= f.hi:
+            continue
+        x = f.x_of(value)
+        # first label left of its line, the next right of it, so neighbours never overlap
+        anchor, dx = ("end", -3) if k % 2 == 0 else ("start", 3)
+        parts.append(
+            f'<line x1="{x:.1f}" y1="{f.top - 6}" x2="{x:.1f}" y2="{f.top + f.ph}" '
+            'stroke="#333" stroke-dasharray="4 3"/>'
+        )
+        parts.append(
+            f'<text x="{x + dx:.1f}" y="{f.top - 8}" font-size="10" text-anchor="{anchor}">'
+            f"{escape(label)} {value:g}</text>"
+        )
+    return parts
+
+
 def _histogram(
     values: list[float],
     *,
@@ -51,77 +160,19 @@ def _histogram(
     height: int = 230,
 ) -> str:
     """An SVG bar chart of ``values`` counted into ``bins`` (edges, ascending)."""
-    counts = [0] * (len(bins) - 1)
-    for v in values:
-        for k in range(len(bins) - 1):
-            last = k == len(bins) - 2
-            if bins[k] <= v < bins[k + 1] or (last and v == bins[-1]):
-                counts[k] += 1
-                break
-    left, right, top, bottom = 44, 12, 34, 40
-    pw, ph = width - left - right, height - top - bottom
-    peak = max(counts) or 1
-    lo, hi = bins[0], bins[-1]
-
-    def x_of(v: float) -> float:
-        return left + (v - lo) / (hi - lo) * pw
-
+    counts = _bin_counts(values, bins)
+    frame = _Frame(width, height, bins[0], bins[-1])
+    if ticks is None:
+        ticks = bins[:: max(1, (len(bins) - 1) // 8)]
     parts = [
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
         f'role="img" aria-label="{escape(title)}">',
-        f'<text x="{width / 2}" y="15" text-anchor="middle" font-size="13">{escape(title)}</text>',
-        f'<line x1="{left}" y1="{top + ph}" x2="{left + pw}" y2="{top + ph}" stroke="#333"/>',
-        f'<line x1="{left}" y1="{top}" x2="{left}" y2="{top + ph}" stroke="#333"/>',
+        *_axes(frame, title, max(counts) or 1),
+        *_bars(frame, bins, counts, sorted(v for v, _ in marks or [])),
+        *_x_axis(frame, ticks, x_label),
+        *_marks(frame, marks or []),
+        "</svg>",
     ]
-    for tick in range(5):
-        val = peak * tick / 4
-        y = top + ph - ph * tick / 4
-        parts.append(
-            f'<text x="{left - 5}" y="{y + 4:.1f}" text-anchor="end" font-size="10">'
-            f"{val:.0f}</text>"
-        )
-        parts.append(
-            f'<line x1="{left}" y1="{y:.1f}" x2="{left + pw}" y2="{y:.1f}" stroke="#eee"/>'
-        )
-    cuts = sorted(v for v, _ in marks or [])
-    zone_colors = [_COLORS["HIGH"], _COLORS["MEDIUM"], _COLORS["LOW"]]
-    for k, count in enumerate(counts):
-        x0, x1 = x_of(bins[k]), x_of(bins[k + 1])
-        h = ph * count / peak
-        fill = "#4a78a8"
-        if cuts:
-            fill = zone_colors[min(sum(1 for c in cuts if bins[k] >= c), 2)]
-        parts.append(
-            f'<rect x="{x0 + 1:.1f}" y="{top + ph - h:.1f}" width="{max(x1 - x0 - 2, 1):.1f}" '
-            f'height="{h:.1f}" fill="{fill}" fill-opacity="0.8"><title>[{bins[k]:g}, '
-            f"{bins[k + 1]:g}): {count}</title></rect>"
-        )
-    if ticks is None:
-        step = max(1, (len(bins) - 1) // 8)
-        ticks = bins[::step]
-    for tick in ticks:
-        parts.append(
-            f'<text x="{x_of(tick):.1f}" y="{top + ph + 14}" text-anchor="middle" '
-            f'font-size="10">{tick:g}</text>'
-        )
-    parts.append(
-        f'<text x="{left + pw / 2}" y="{height - 6}" text-anchor="middle" font-size="11">'
-        f"{escape(x_label)}</text>"
-    )
-    for k, (value, label) in enumerate(marks or []):
-        if lo <= value <= hi:
-            x = x_of(value)
-            # first label left of its line, the next right of it, so neighbours never overlap
-            anchor, dx = ("end", -3) if k % 2 == 0 else ("start", 3)
-            parts.append(
-                f'<line x1="{x:.1f}" y1="{top - 6}" x2="{x:.1f}" y2="{top + ph}" '
-                'stroke="#333" stroke-dasharray="4 3"/>'
-            )
-            parts.append(
-                f'<text x="{x + dx:.1f}" y="{top - 8}" font-size="10" text-anchor="{anchor}">'
-                f"{escape(label)} {value:g}</text>"
-            )
-    parts.append("</svg>")
     return "".join(parts)
 
 
@@ -177,12 +228,41 @@ def _cluster_row(k: int, c: ClusterReport) -> str:
     )
 
 
-def render_html(report: RiftReport, *, title: str = "Rift report") -> str:
-    """The whole page as one string."""
-    s = report.summary
-    margins = [v for c in report.clusters if c.margins for v in c.margins.values()]
+def _figures(report: RiftReport) -> str:
+    margins = [v for c in report.clusters if c.margins for v in c.margins.values() if v is not None]
     sizes = [len(c.members) for c in report.clusters]
-    cfg = ", ".join(f"{k}={v}" for k, v in report.config.items())
+    figs = []
+    if margins:
+        marks = [
+            (float(value), label)
+            for key, label in (("margin_high", "HIGH below"), ("margin_medium", "MEDIUM below"))
+            if isinstance(value := report.config.get(key), float | int)
+        ]
+        score = "discover score" if report.config.get("margin_score") == "discover" else "cos"
+        figs.append(
+            _histogram(
+                margins,
+                bins=_margin_bins(margins),
+                title=f"Per-tool margin ({len(margins)} tools in clusters)",
+                x_label=f"margin = {score}(q, own card) - {score}(q, closest rival)",
+                marks=marks,
+            )
+        )
+    if sizes:
+        figs.append(
+            _histogram(
+                [float(x) for x in sizes],
+                bins=_size_bins(sizes),
+                ticks=_size_ticks(sizes),
+                title=f"Cluster sizes ({len(sizes)} clusters; largest {max(Counter(sizes))})",
+                x_label="tools in the cluster",
+            )
+        )
+    return "".join(f"<figure>{f}</figure>" for f in figs) or "<p>No clusters.</p>"
+
+
+def _stats(report: RiftReport) -> str:
+    s = report.summary
     stats = [
         ("clusters", s.clusters),
         ("HIGH", s.high),
@@ -191,52 +271,51 @@ def render_html(report: RiftReport, *, title: str = "Rift report") -> str:
         ("tools in clusters", f"{s.tools_in_clusters} / {report.tools_total}"),
         ("within one server", s.within_server),
         ("across servers", s.cross_server),
+        ("substitute pairs", s.substitute_pairs),
     ]
-    figs = []
-    if margins:
-        hi = report.config.get("margin_high")
-        med = report.config.get("margin_medium")
-        marks = []
-        if isinstance(hi, float | int):
-            marks.append((float(hi), "HIGH below"))
-        if isinstance(med, float | int):
-            marks.append((float(med), "MEDIUM below"))
-        figs.append(
-            _histogram(
-                margins,
-                bins=_margin_bins(margins),
-                title=f"Per-tool margin ({len(margins)} tools in clusters)",
-                x_label="margin = cos(q, own card) - cos(q, closest cluster mate)",
-                marks=marks,
-            )
-        )
-    if sizes:
-        size_counts = Counter(sizes)
-        figs.append(
-            _histogram(
-                [float(x) for x in sizes],
-                bins=_size_bins(sizes),
-                ticks=_size_ticks(sizes),
-                title=f"Cluster sizes ({len(sizes)} clusters; largest {max(size_counts)})",
-                x_label="tools in the cluster",
-            )
-        )
-    fig_html = "".join(f"<figure>{f}</figure>" for f in figs) or "<p>No clusters.</p>"
+    cells = "".join(f'<div class="stat"><b>{escape(str(v))}</b>{escape(k)}</div>' for k, v in stats)
+    return f'<div class="cards">{cells}</div>'
+
+
+def _substitutes(report: RiftReport) -> str:
+    """Substitute pairs, apart from the confusions: either tool does the job."""
+    rows = [
+        f'<tr><td class="mem">{escape(a)}</td><td class="mem">{escape(b)}</td>'
+        f"<td>{escape(' + '.join(f'{s}/{t}' for s, t in c.members[:4]))}</td></tr>"
+        for c in report.clusters
+        for a, b in c.substitutes
+    ]
+    if not rows:
+        return ""
+    return (
+        "<h2>Substitutes (not counted as confusions)</h2>"
+        "<p>Tools on different servers that do the same job: similar arguments and close cards. "
+        "Picking either is not a mistake, so they are not each other's rivals.</p>"
+        "<table><thead><tr><th>tool</th><th>substitute</th><th>cluster</th></tr></thead>"
+        f"<tbody>{''.join(rows)}</tbody></table>"
+    )
+
+
+_TABLE_HEAD = (
+    '<colgroup><col style="width:3%"><col style="width:6%"><col style="width:4%">'
+    '<col style="width:6%"><col style="width:6%"><col style="width:41%">'
+    '<col style="width:11%"><col style="width:23%"></colgroup>'
+    "<thead><tr><th>#</th><th>risk</th><th>size</th>"
+    "<th>cohesion</th><th>min margin</th><th>members (query, margin, distinct tokens)</th>"
+    "<th>shared tokens</th><th>diagnosis</th></tr></thead>"
+)
+
+
+def render_html(report: RiftReport, *, title: str = "Rift report") -> str:
+    """The whole page as one string."""
+    cfg = ", ".join(f"{k}={v}" for k, v in report.config.items())
     rows = "".join(_cluster_row(k, c) for k, c in enumerate(report.clusters, 1))
     return (
         '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
         f"<title>{escape(title)}</title><style>{_CSS}</style></head><body>"
         f'<h1>{escape(title)}</h1><div class="sub">{escape(cfg)}</div>'
-        '<div class="cards">'
-        + "".join(f'<div class="stat"><b>{escape(str(v))}</b>{escape(k)}</div>' for k, v in stats)
-        + "</div>"
-        f'<h2>Pictures</h2><div class="figs">{fig_html}</div>'
-        "<h2>Clusters</h2><table>"
-        '<colgroup><col style="width:3%"><col style="width:6%"><col style="width:4%">'
-        '<col style="width:6%"><col style="width:6%"><col style="width:41%">'
-        '<col style="width:11%"><col style="width:23%"></colgroup>'
-        "<thead><tr><th>#</th><th>risk</th><th>size</th>"
-        "<th>cohesion</th><th>min margin</th><th>members (query, margin, distinct tokens)</th>"
-        "<th>shared tokens</th><th>diagnosis</th></tr></thead>"
-        f"<tbody>{rows}</tbody></table></body></html>\n"
+        f"{_stats(report)}"
+        f'<h2>Pictures</h2><div class="figs">{_figures(report)}</div>'
+        f"<h2>Clusters</h2><table>{_TABLE_HEAD}<tbody>{rows}</tbody></table>"
+        f"{_substitutes(report)}</body></html>\n"
     )

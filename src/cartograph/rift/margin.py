@@ -1,14 +1,19 @@
 """Rift layer 2: retrieval margins of each tool's synthetic query, and cluster risk.
 
-``margin(a) = cos(q_a, v_a) - max over b != a of cos(q_a, v_b)``: how far ahead of its closest
-rival tool ``a`` ranks for its own query. Negative means the rival wins. By default ``b`` ranges
-over ``a``'s cluster (the paper's reading); scope ``"catalog"`` lets ``b`` range over every
-indexed tool (stricter: a tool can lose to something outside its cluster). The cluster's risk is
-graded on the smallest margin of its members. Pure functions over arrays, no I/O.
+``margin(a) = s(q_a, a) - max over b != a of s(q_a, b)``: how far ahead of its closest rival
+tool ``a`` ranks for its own query. Negative means the rival wins. ``s`` is the paper's cosine
+(``margin_score="cosine"``) or the score discover ranks by, in cosine units (``"discover"``,
+see :mod:`cartograph.rift.analyze`). By default ``b`` ranges over ``a``'s cluster (the paper's
+reading); scope ``"catalog"`` lets ``b`` range over every indexed tool (stricter: a tool can
+lose to something outside its cluster). A member's substitutes (other servers' tools that do the
+same job, :mod:`cartograph.rift.substitutes`) are not its rivals. The cluster's risk is graded on
+the smallest margin of its members. Pure functions over arrays, no I/O.
 """
 
 from __future__ import annotations
 
+import math
+from collections.abc import Sequence, Set
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Literal
@@ -16,6 +21,8 @@ from typing import Literal
 import numpy as np
 
 MarginScope = Literal["cluster", "catalog"]
+RiskLevel = Literal["HIGH", "MEDIUM", "LOW"]
+"""A cluster's risk as reports carry it (the value of :class:`Risk`)."""
 
 
 class Risk(StrEnum):
@@ -69,54 +76,50 @@ class ToolMargin:
     rival_score: float
 
 
-def cluster_margins(
-    queries: np.ndarray, vectors: np.ndarray, members: tuple[int, ...]
-) -> list[ToolMargin]:
-    """Margins of each member against the other members.
+def row_margin(
+    row: np.ndarray,
+    own: int,
+    members: Sequence[int],
+    scope: MarginScope = "cluster",
+    exclude: Set[tuple[int, int]] = frozenset(),
+) -> ToolMargin:
+    """One tool's margin from its own query's scores of every indexed tool (``row``).
 
-    ``queries`` holds the member queries' vectors in ``members`` order; ``vectors`` is the whole
-    tool array (rows indexed by ``members``).
+    Rivals are the other ``members`` (scope ``"cluster"``) or every other tool (``"catalog"``),
+    minus the pairs in ``exclude`` (``(own, rival)`` row indices: the tool's substitutes). A tool
+    with no rival left gets margin ``inf`` and rival ``-1``.
     """
-    idx = np.asarray(members, dtype=np.int64)
-    scores = np.asarray(queries, dtype=np.float64) @ np.asarray(vectors[idx], dtype=np.float64).T
-    out = []
-    for k, row in enumerate(scores):
-        rivals = row.copy()
-        rivals[k] = -np.inf
-        r = int(np.argmax(rivals))
-        out.append(
-            ToolMargin(
-                int(idx[k]), float(row[k] - row[r]), float(row[k]), int(idx[r]), float(row[r])
-            )
-        )
-    return out
+    row = np.asarray(row, dtype=np.float64)
+    cols = np.asarray(members, dtype=np.int64) if scope == "cluster" else np.arange(row.size)
+    rivals = row[cols].copy()
+    banned = [c for c, j in enumerate(cols.tolist()) if j == own or (own, j) in exclude]
+    rivals[banned] = -np.inf
+    if rivals.size == 0 or not np.isfinite(rivals.max()):
+        return ToolMargin(own, math.inf, float(row[own]), -1, -math.inf)
+    rival = int(cols[int(np.argmax(rivals))])
+    return ToolMargin(own, float(row[own] - row[rival]), float(row[own]), rival, float(row[rival]))
 
 
-def catalog_margins(
-    queries: np.ndarray, vectors: np.ndarray, members: tuple[int, ...], *, block: int = 256
+def score_margins(
+    scores: np.ndarray,
+    members: tuple[int, ...],
+    scope: MarginScope = "cluster",
+    exclude: Set[tuple[int, int]] = frozenset(),
 ) -> list[ToolMargin]:
-    """Margins of each member against every other indexed tool (blocked over the queries)."""
-    idx = np.asarray(members, dtype=np.int64)
-    v = np.asarray(vectors, dtype=np.float32)
-    q = np.asarray(queries, dtype=np.float32)
-    out: list[ToolMargin] = []
-    for start in range(0, idx.size, block):
-        scores = q[start : start + block] @ v.T
-        for k, row in enumerate(scores):
-            own = int(idx[start + k])
-            self_score = float(row[own])
-            row[own] = -np.inf
-            r = int(np.argmax(row))
-            out.append(ToolMargin(own, self_score - float(row[r]), self_score, r, float(row[r])))
-    return out
+    """Each member's margin; row ``k`` of ``scores`` (cosine units) is for ``members[k]``'s
+    query and scores every indexed tool (see :func:`row_margin`)."""
+    return [
+        row_margin(row, int(own), members, scope, exclude)
+        for row, own in zip(np.asarray(scores), members, strict=True)
+    ]
 
 
-def margins(
+def cosine_margins(
     queries: np.ndarray,
     vectors: np.ndarray,
     members: tuple[int, ...],
     scope: MarginScope = "cluster",
 ) -> list[ToolMargin]:
-    if scope == "catalog":
-        return catalog_margins(queries, vectors, members)
-    return cluster_margins(queries, vectors, members)
+    """The paper's margins: ``cos(q_a, v_a) - max cos(q_a, v_b)`` (``queries`` in member order)."""
+    scores = np.asarray(queries, dtype=np.float32) @ np.asarray(vectors, dtype=np.float32).T
+    return score_margins(scores, members, scope)

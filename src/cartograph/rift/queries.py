@@ -4,8 +4,18 @@ The query never reads the card summary or the publisher description of the tool:
 user who knows only the tool's name and inputs might ask for, so a card whose text does not point
 back at its own tool (against its neighbours) shows a small margin. Pure functions, no I/O.
 
-Shape: ``"<name words> by <required args> optionally <optional args>"``, e.g.
-``get issue comments by owner, repo, issue number optionally page``. With
+Two shapes (``QueryOptions.style``):
+
+- ``"task"`` (default): a request as a user would type it, with a plausible value for each
+  required argument (built by :func:`cartograph.generate.bootstrap.schema.example_arguments`,
+  which reads only the schema: enum, default, examples, format, type and the argument's name),
+  e.g. ``get issue comments for owner octocat, repo example-project and issue number 1``.
+  Placeholder values that say nothing ("example", "example-id", "example query", "1 + 1") are
+  left out, so the argument's words stand alone.
+- ``"schema"``: the first version, ``"<name words> by <required args> optionally <optional
+  args>"``, e.g. ``get issue comments by owner, repo, issue number optionally page``.
+
+With
 ``QueryOptions(max_glosses=3)`` up to three arguments add a short gloss from their own schema
 description or enum values (``; state: open, closed``). Glosses are off by default: on the fleet
 catalog they did not make queries find their own tool more often (self@1 0.714 with, 0.711
@@ -17,8 +27,12 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
+from cartograph.generate.bootstrap.schema import example_arguments
+
+QueryStyle = Literal["task", "schema"]
+QUERY_STYLES: tuple[QueryStyle, ...] = ("task", "schema")
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 _SEP = re.compile(r"[^0-9A-Za-z]+")
 
@@ -27,7 +41,9 @@ _SEP = re.compile(r"[^0-9A-Za-z]+")
 class QueryOptions:
     """How much of the schema goes into a query."""
 
+    style: QueryStyle = "task"
     max_args: int = 6
+    max_values: int = 3
     max_glosses: int = 0
     gloss_words: int = 8
     max_enum: int = 4
@@ -60,6 +76,8 @@ def synthetic_query(
 ) -> str:
     """The query for one tool (see module docstring). Deterministic."""
     opts = opts or QueryOptions()
+    if opts.style == "task":
+        return task_query(name, schema, opts)
     head = " ".join(words(name)) or name
     props = _properties(schema or {})
     required_raw = (schema or {}).get("required")
@@ -91,3 +109,60 @@ def synthetic_query(
     if glosses:
         text += "; " + "; ".join(glosses)
     return text
+
+
+# stock values of the example builder that carry no meaning for a reader
+_PLACEHOLDERS = frozenset(
+    {
+        "example",
+        "example-id",
+        "example_id",
+        "example text",
+        "example query",
+        "example title",
+        "abc123",
+        "1 + 1",
+        "x",
+    }
+)
+
+
+def _spoken(value: Any) -> str:
+    """A value as it would appear in a typed request; "" when it says nothing."""
+    if isinstance(value, bool) or value is None or isinstance(value, dict):
+        return ""
+    if isinstance(value, list):
+        items = [_spoken(v) for v in value[:2]]
+        return " and ".join(i for i in items if i)
+    text = str(value).strip()
+    if not text or text.lower() in _PLACEHOLDERS or len(text) > 40:
+        return ""
+    return text
+
+
+def task_query(
+    name: str, schema: Mapping[str, Any] | None, opts: QueryOptions | None = None
+) -> str:
+    """A user-style request from the name and the required arguments' example values.
+
+    ``get_issue_comments(owner, repo, issue_number)`` -> ``get issue comments for owner
+    octocat, repo example-project and issue number 1``. With no required argument, up to two
+    optional argument names follow ``with``. Reads no description or summary.
+    """
+    opts = opts or QueryOptions()
+    head = " ".join(words(name)) or name
+    props = _properties(schema or {})
+    required_raw = (schema or {}).get("required")
+    required = [r for r in required_raw if r in props] if isinstance(required_raw, list) else []
+    if not required:
+        optional = [" ".join(words(p)) for p in props][:2]
+        return f"{head} with {' and '.join(optional)}" if optional else head
+    values = example_arguments(dict(schema or {}))
+    parts = []
+    for arg in required[: opts.max_values]:
+        spoken = _spoken(values.get(arg))
+        arg_words = " ".join(words(arg))
+        parts.append(f"{arg_words} {spoken}" if spoken else arg_words)
+    if len(parts) == 1:
+        return f"{head} for {parts[0]}"
+    return f"{head} for {', '.join(parts[:-1])} and {parts[-1]}"

@@ -17,14 +17,16 @@ of the cluster share a tool name.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict
 
 from cartograph.errors import UsageError
+from cartograph.rift.margin import RiskLevel
 
-FAIL_ON = ("high", "medium", "never")
-_RANK = {"HIGH": 2, "MEDIUM": 1, "LOW": 0}
+FailOn = Literal["high", "medium", "never"]
+FAIL_ON: tuple[FailOn, ...] = get_args(FailOn)
+_RANK: dict[RiskLevel, int] = {"HIGH": 2, "MEDIUM": 1, "LOW": 0}
 
 
 class ClusterReport(BaseModel):
@@ -33,15 +35,16 @@ class ClusterReport(BaseModel):
     members: list[tuple[str, str]]
     cohesion: float
     margin_min: float | None
-    risk: str
+    risk: RiskLevel
     shared_tokens: list[str]
     distinct_tokens: dict[str, list[str]]
     diagnosis: str
     regenerate: list[str] = []
     jaccard: float | None = None
     queries: dict[str, str] | None = None
-    margins: dict[str, float] | None = None
-    rivals: dict[str, str] | None = None
+    margins: dict[str, float | None] | None = None
+    rivals: dict[str, str | None] | None = None
+    substitutes: list[list[str]] = []
 
     @property
     def servers(self) -> set[str]:
@@ -59,13 +62,16 @@ class Summary(BaseModel):
     within_server: int
     cross_server: int
     negative_margins: int | None = None
+    substitute_pairs: int = 0
 
     @classmethod
     def of(cls, clusters: list[ClusterReport]) -> Summary:
         risks = [c.risk for c in clusters]
         within = sum(1 for c in clusters if len(c.servers) == 1)
         with_margins = [c for c in clusters if c.margins is not None]
-        negative = sum(1 for c in with_margins for m in (c.margins or {}).values() if m < 0)
+        negative = sum(
+            1 for c in with_margins for m in (c.margins or {}).values() if m is not None and m < 0
+        )
         return cls(
             clusters=len(clusters),
             high=risks.count("HIGH"),
@@ -75,6 +81,7 @@ class Summary(BaseModel):
             within_server=within,
             cross_server=len(clusters) - within,
             negative_margins=negative if with_margins else None,
+            substitute_pairs=sum(len(c.substitutes) for c in clusters),
         )
 
 
@@ -90,11 +97,11 @@ class RiftReport(BaseModel):
     def to_json(self) -> dict[str, Any]:
         return self.model_dump(mode="json")
 
-    def fails(self, fail_on: str) -> bool:
+    def fails(self, fail_on: FailOn) -> bool:
         """True when a cluster at or above ``fail_on`` (high | medium | never) exists."""
         if fail_on not in FAIL_ON:
             raise UsageError(f"--fail-on must be one of {', '.join(FAIL_ON)}, got {fail_on!r}")
         if fail_on == "never":
             return False
-        floor = _RANK[fail_on.upper()]
+        floor = {"high": 2, "medium": 1}[fail_on]
         return any(_RANK[c.risk] >= floor for c in self.clusters)

@@ -1,37 +1,38 @@
-"""Rift over a workspace: read verified cards and the index, and regenerate diagnosed cards.
+"""Rift over a workspace: read verified cards and the index, and regenerate flagged cards.
 
-This is Rift's only I/O. :func:`run_rift` analyses the workspace's index (``open_index(ws)``, which
-verifies every card again) with the cards' summaries and signed input schemas. :func:`regenerate`
-rewrites the cards of servers whose tools were diagnosed ``REGENERATE``: it finds the snapshot each
-card was generated from (by ``provenance.snapshot_hash``), calls the configured generator through
-:mod:`cartograph.generate.bootstrap.generator`, signs with the workspace key, writes the card, and
-rebuilds the index. When the generator's ``generate_card`` accepts a ``distinguish_from`` keyword
-(tool name -> names of the tools it collides with) Rift passes the collisions; the bootstrap
-generator has no such hook yet, so regeneration reproduces its deterministic card and the report
-says so."""
+This is Rift's only I/O, through the store its caller opened
+(:func:`cartograph.storage.open_store`). :func:`run_rift` analyses the store's index
+(``open_index``, which verifies every card again) with the cards' summaries and signed input
+schemas, and scores margins with discover's own ranking (:func:`discover_ranker`).
+:func:`regenerate` rewrites the flagged tools (:func:`cartograph.rift.analyze.flagged_tools`):
+it finds the snapshot each card was generated from (by ``provenance.snapshot_hash``), calls the
+bootstrap generator with ``distinguish_from`` (tool -> its rivals, on any server) and the rival
+servers' snapshots, signs with the workspace key, writes the card through the store, rebuilds
+the index and runs Rift again."""
 
 from __future__ import annotations
 
-import inspect
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from cartograph import clock
 from cartograph.cards.model import Card
-from cartograph.cards.store import load_verified
 from cartograph.errors import CartographError, IndexError_, SnapshotError
-from cartograph.rift.analyze import RiftConfig, RiftTool, analyze, regenerate_targets
+from cartograph.rift.analyze import RankScores, RiftConfig, RiftTool, analyze, flagged_tools
 from cartograph.rift.report import RiftReport
 from cartograph.upstream.snapshot import ServerSnapshot, load_snapshot
 from cartograph.workspace import Workspace
 
-logger = logging.getLogger(__name__)
+if TYPE_CHECKING:
+    from cartograph.index import ToolIndex
+    from cartograph.storage import Store
 
-CONTEXT_KEYWORD = "distinguish_from"
+logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -39,6 +40,40 @@ class RiftInputs:
     tools: list[RiftTool]
     vectors: np.ndarray
     embed: Callable[[list[str]], np.ndarray]
+    rank: RankScores | None = None
+
+
+def discover_ranker(index: ToolIndex) -> RankScores:
+    """Discover's own scores (the default method) of every tool for each synthetic query.
+
+    The same evidence as ``ToolIndex.evidence`` (dense cosine, BM25, server cosines), taken for
+    a block of queries with one matrix product each instead of one per query, then fused by
+    ``hybrid_scores`` with the index's own weights. The query vector is the one Rift embedded; a
+    synthetic query is one task, so the step term (which reads multi-step requests) is left out.
+    """
+    from cartograph.index.methods import Evidence, hybrid_scores
+
+    tools = np.asarray(index.tool_vectors, dtype=np.float32)
+    centroids = np.asarray(index.centroids, dtype=np.float32)
+    servers = np.asarray(index.server_vectors, dtype=np.float32)
+
+    def rank(texts: list[str], vecs: np.ndarray) -> np.ndarray:
+        q = np.asarray(vecs, dtype=np.float32)
+        tool_cos, centroid_cos, server_cos = q @ tools.T, q @ centroids.T, q @ servers.T
+        out = np.empty((len(texts), tools.shape[0]), dtype=np.float64)
+        for k, text in enumerate(texts):
+            ev = Evidence(
+                tool_cos=tool_cos[k],
+                centroid_cos=centroid_cos[k],
+                server_cos=server_cos[k],
+                bm25=index.lexical.scores(text),
+                tool_server=index.tool_server,
+                n_servers=len(index.servers),
+            )
+            out[k] = hybrid_scores(ev, index.hybrid)
+        return out
+
+    return rank
 
 
 def tools_from_cards(
@@ -59,12 +94,13 @@ def tools_from_cards(
     return out
 
 
-def load_inputs(ws: Workspace) -> RiftInputs:
-    """The workspace's indexed tools, their vectors and the index's query embedder."""
-    from cartograph.index import embed_queries, open_index
+def load_inputs(ws: Workspace, store: Store) -> RiftInputs:
+    """The store's indexed tools, their vectors, the index's query embedder and discover's
+    ranking."""
+    from cartograph.index import embed_queries, open_index_with_status
 
-    index = open_index(ws)
-    cards = load_verified(ws).cards
+    index, status = open_index_with_status(ws, store)
+    cards = status.cards
     lexical = [d.lexical for d in index.documents] if index.documents else None
     tools = tools_from_cards(cards, index.tool_ids, lexical)
     embedder = index.embedder
@@ -72,12 +108,13 @@ def load_inputs(ws: Workspace) -> RiftInputs:
     def embed(texts: list[str]) -> np.ndarray:
         return embed_queries(embedder, texts)
 
-    return RiftInputs(tools, np.asarray(index.tool_vectors, dtype=np.float32), embed)
+    vectors = np.asarray(index.tool_vectors, dtype=np.float32)
+    return RiftInputs(tools, vectors, embed, discover_ranker(index))
 
 
-def run_rift(ws: Workspace, config: RiftConfig | None = None) -> RiftReport:
-    inputs = load_inputs(ws)
-    return analyze(inputs.tools, inputs.vectors, inputs.embed, config)
+def run_rift(ws: Workspace, store: Store, config: RiftConfig | None = None) -> RiftReport:
+    inputs = load_inputs(ws, store)
+    return analyze(inputs.tools, inputs.vectors, inputs.embed, config, inputs.rank)
 
 
 @dataclass
@@ -103,15 +140,10 @@ class RegenerateResult:
 
 
 def _collisions(report: RiftReport) -> dict[str, dict[str, list[str]]]:
-    """server -> tool -> the other members of its REGENERATE cluster (``server/tool``)."""
-    targets = regenerate_targets(report)
+    """server -> tool -> the cluster mates (``server/tool``) to contrast it against."""
     out: dict[str, dict[str, list[str]]] = {}
-    for cluster in report.clusters:
-        for server, tool in cluster.members:
-            if tool not in targets.get(server, set()):
-                continue
-            others = [f"{s}/{t}" for s, t in cluster.members if (s, t) != (server, tool)]
-            out.setdefault(server, {}).setdefault(tool, []).extend(others)
+    for (server, tool), mates in flagged_tools(report).items():
+        out.setdefault(server, {}).setdefault(tool, []).extend(mates)
     return out
 
 
@@ -147,57 +179,78 @@ def _generate(
     created_at: str,
     snapshot_hash: str | None,
     context: dict[str, list[str]],
-) -> tuple[Card, bool]:
+    rival_servers: dict[str, ServerSnapshot],
+) -> Card:
     from cartograph.generate.bootstrap import generator as bootstrap
 
-    params = inspect.signature(bootstrap.generate_card).parameters
-    if CONTEXT_KEYWORD in params:
-        kwargs = {CONTEXT_KEYWORD: context}
-        generated = bootstrap.generate_card(
-            server, created_at=created_at, snapshot_hash=snapshot_hash, **kwargs
-        )
-        return generated.card, True
-    generated = bootstrap.generate_card(server, created_at=created_at, snapshot_hash=snapshot_hash)
-    return generated.card, False
+    generated = bootstrap.generate_card(
+        server,
+        created_at=created_at,
+        snapshot_hash=snapshot_hash,
+        distinguish_from=context,
+        rival_servers=rival_servers,
+    )
+    return generated.card
 
 
-def regenerate(ws: Workspace, config: RiftConfig | None = None) -> RegenerateResult:
-    """Regenerate, re-sign and store the cards of REGENERATE tools; rerun Rift after."""
+def _rival_servers(
+    ws: Workspace, cards: dict[str, Card], context: dict[str, list[str]], own: str
+) -> dict[str, ServerSnapshot]:
+    """Snapshots of the other servers named among the rivals (skipped when not recorded)."""
+    out: dict[str, ServerSnapshot] = {}
+    for name in sorted({o.partition("/")[0] for mates in context.values() for o in mates}):
+        if name == own or name not in cards:
+            continue
+        try:
+            out[name] = find_server_snapshot(ws, cards[name])
+        except SnapshotError as exc:
+            logger.warning("no contrast against %s: %s", name, exc)
+    return out
+
+
+def _changed(old: Card, new: Card, tools: dict[str, list[str]]) -> list[str]:
+    return sorted(
+        t
+        for t in tools
+        if (a := old.tool(t)) is not None
+        and (b := new.tool(t)) is not None
+        and (a.summary, a.usage) != (b.summary, b.usage)
+    )
+
+
+def regenerate(ws: Workspace, store: Store, config: RiftConfig | None = None) -> RegenerateResult:
+    """Rewrite the flagged tools' cards with contrast, re-sign, re-index, rerun Rift.
+
+    Flagged tools and their rivals come from :func:`flagged_tools` (rivals on any server).
+    """
     from cartograph.cards.seal import sign_card
-    from cartograph.cards.store import write_card
     from cartograph.index import open_index
     from cartograph.trust.keys import load_key
 
-    before = run_rift(ws, config)
-    result = RegenerateResult(before)
+    before = run_rift(ws, store, config)
+    result = RegenerateResult(before, context_passed=True)
     collisions = _collisions(before)
     if not collisions:
         return result
     key = load_key(ws)
-    cards = load_verified(ws).cards
+    cards = store.load_verified().cards
     now = clock.stamp()
     for server_name, context in sorted(collisions.items()):
         card = cards[server_name]
         try:
             snap_server = find_server_snapshot(ws, card)
-            new_card, passed = _generate(snap_server, now, card.provenance.snapshot_hash, context)
+            rivals = _rival_servers(ws, cards, context, server_name)
+            new_card = _generate(snap_server, now, card.provenance.snapshot_hash, context, rivals)
         except CartographError as exc:
             result.failed[server_name] = str(exc)
             continue
-        result.context_passed = result.context_passed or passed
-        changed = sorted(
-            t
-            for t in context
-            if (old := card.tool(t)) is not None
-            and (new := new_card.tool(t)) is not None
-            and (old.summary, old.usage) != (new.summary, new.usage)
-        )
+        changed = _changed(card, new_card, context)
         same = sorted(set(context) - set(changed))
         if changed:
             result.rewritten[server_name] = changed
         if same:
             result.unchanged[server_name] = same
-        write_card(ws, sign_card(new_card, key, signed_at=now))
-    open_index(ws, rebuild=True)
-    result.after = run_rift(ws, config)
+        store.write_card(sign_card(new_card, key, signed_at=now))
+    open_index(ws, store, rebuild=True)
+    result.after = run_rift(ws, store, config)
     return result

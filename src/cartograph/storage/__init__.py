@@ -1,161 +1,147 @@
-"""Where cards, the index, the audit log and the quarantine live: one interface, two backends.
+"""Where cards, their history, the index, the audit log and the quarantine live: one interface.
 
-The backend is chosen by URL: none (the default) keeps everything in the workspace files as
-before; ``postgresql://...`` (``--store`` or ``$CARTOGRAPH_STORE``) puts it in PostgreSQL with
-pgvector, shared by every proxy replica pointed at it. Keys, trusted keys and ``config.json``
-stay in each replica's home directory: the database is storage, not a trust root, and every
-card read from it is verified as a file would be.
+The backend is chosen once, from the workspace, by :func:`open_store`: none (the default) keeps
+everything in the workspace files (:class:`~cartograph.storage.files.FileStore`);
+``postgresql://...`` (``--store`` or ``$CARTOGRAPH_STORE``) puts it in PostgreSQL with pgvector,
+shared by every proxy replica pointed at it (:class:`~cartograph.storage.pg.PgStore`). The top
+of the program (a CLI command, the proxy) opens the store and hands it down; nothing outside this
+package asks which backend runs. Keys, trusted keys and ``config.json`` stay in each replica's
+home directory: the database is storage, not a trust root, and every card read from it is
+verified as a file would be. The PostgreSQL modules (``pg*``) import psycopg, and nothing
+imports them unless a ``postgresql://`` store is named.
 
-:class:`Store` is the interface; :func:`open_store` picks the backend. The file backend is the
-code the workspace always had; the PostgreSQL one lives in ``pg_*`` modules that import psycopg,
-and nothing imports them unless a ``postgresql://`` store is named.
+:func:`load_verified` and :func:`open_index` are the public API's one-call forms (they open the
+store of a workspace themselves); code inside Cartograph takes the store from its caller.
 """
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from cartograph.workspace import Workspace, file_stamps
+from cartograph.storage.base import CardVersion, ResignResult
+from cartograph.workspace import Workspace
 
 if TYPE_CHECKING:
+    from cartograph.cards.codec import LoadedCards
+    from cartograph.cards.federation import ImportTarget
     from cartograph.cards.model import Card
-    from cartograph.cards.store import LoadedCards
     from cartograph.gateway.drift import Ledger
     from cartograph.index.embedders import Embedder
+    from cartograph.index.store import IndexAction
     from cartograph.index.tool_index import ToolIndex
-    from cartograph.storage.pg_db import Database
+    from cartograph.trust.keys import OperatorKey
     from cartograph.trust.store import TrustStore
 
-__all__ = ["FileStore", "PgStore", "Store", "open_store", "pg_store"]
+__all__ = [
+    "AuditTrail",
+    "CardVersion",
+    "ResignResult",
+    "Store",
+    "load_verified",
+    "open_index",
+    "open_store",
+]
+
+
+class AuditTrail(Protocol):
+    """The audit log: records appended from any thread, read back oldest first."""
+
+    def write(self, event: str, **fields: Any) -> None: ...
+
+    def read(self) -> list[dict[str, Any]]: ...
+
+    def close(self) -> None: ...
 
 
 class Store(Protocol):
-    """What the CLI, the index and the proxy ask of a backend."""
+    """Everything Cartograph keeps, behind one interface (both backends implement all of it).
+
+    Verifying methods take the trust store to verify with; without one they use the home's.
+    """
 
     label: str
+    """Where the store is: the home directory, or the database URL without its password."""
     shared: bool
+    """True when other processes (proxy replicas, the CLI elsewhere) write to it too."""
+    cards_where: str
+    index_where: str
 
-    def write_card(self, card: Card) -> Path: ...
+    def write_card(self, card: Card) -> CardVersion:
+        """Store a signed card as its server's current one (a new version, unless the sealed
+        bytes equal the newest version's); versions beyond the retention are pruned."""
+        ...
 
-    def load_verified(self, trust: TrustStore) -> LoadedCards: ...
+    def load_verified(self, trust: TrustStore | None = None) -> LoadedCards:
+        """Every current card that verifies; the rest as failures with their reasons."""
+        ...
+
+    def read_card(self, server: str, trust: TrustStore | None = None) -> Card:
+        """One server's current card, verified (raises with the reason otherwise)."""
+        ...
 
     def cards_stamp(self) -> object:
         """Changes whenever a card was written or removed (cheap: polled once a second)."""
         ...
 
-    def quarantine_ledger(self) -> Ledger: ...
+    def resign(
+        self, key: OperatorKey, trust: TrustStore | None = None, *, include_peers: bool = False
+    ) -> ResignResult: ...
 
-    def audit_log(self) -> Any:
-        """An object with ``write(event, **fields)``, ``read()`` and ``close()``."""
+    def import_target(self) -> ImportTarget:
+        """Where ``cards import`` writes (a usage error where the backend cannot hold imports)."""
+        ...
+
+    def card_history(self, server: str) -> list[CardVersion]:
+        """The kept versions of ``server``'s card, oldest first (not verified)."""
+        ...
+
+    def read_version(self, server: str, version: int, trust: TrustStore | None = None) -> Card:
+        """Version ``version`` of ``server``'s card, verified like the current one."""
+        ...
+
+    def card_version(self, server: str, card: Card) -> int | None:
+        """The version number under which ``card`` (verified, current) is kept, if it is."""
         ...
 
     def open_index(
         self, cards: dict[str, Card], embedder: Embedder, *, rebuild: bool
-    ) -> tuple[ToolIndex, str, str | None]:
+    ) -> tuple[ToolIndex, IndexAction, str | None]:
         """The index over ``cards`` (verified): (index, "loaded"|"rebuilt"|"updated", reason)."""
         ...
 
+    def index_info(self) -> dict[str, Any]:
+        """What ``cartograph index info`` shows (without checking the index against cards)."""
+        ...
 
-class FileStore:
-    """The workspace files: ``cards/*.card.json``, ``index/``, ``logs/``, ``quarantine.json``."""
+    def quarantine_ledger(self) -> Ledger: ...
 
-    shared = False
-
-    def __init__(self, ws: Workspace) -> None:
-        self.ws = ws
-        self.label = str(ws.root)
-
-    def write_card(self, card: Card) -> Path:
-        from cartograph.cards.store import write_card
-
-        return write_card(self.ws, card)
-
-    def load_verified(self, trust: TrustStore) -> LoadedCards:
-        from cartograph.cards.store import load_verified
-
-        return load_verified(self.ws, trust)
-
-    def cards_stamp(self) -> object:
-        from cartograph.cards.store import card_files
-
-        return file_stamps([self.ws.cards_dir, *card_files(self.ws)])
-
-    def quarantine_ledger(self) -> Ledger:
-        from cartograph.gateway.drift import QUARANTINE_FILE, FileLedger
-
-        return FileLedger(self.ws.root / QUARANTINE_FILE)
-
-    def audit_log(self) -> Any:
-        from cartograph.proxy.audit import AUDIT_FILE, AuditLog
-
-        return AuditLog(self.ws.logs_dir / AUDIT_FILE)
-
-    def open_index(
-        self, cards: dict[str, Card], embedder: Embedder, *, rebuild: bool
-    ) -> tuple[ToolIndex, str, str | None]:
-        from cartograph.index.store import open_file_index
-
-        return open_file_index(self.ws, cards, embedder, rebuild=rebuild)
-
-
-class PgStore:
-    """PostgreSQL + pgvector, shared by every replica that names the same URL."""
-
-    shared = True
-
-    def __init__(self, url: str) -> None:
-        from cartograph.storage.pg_db import database
-
-        self.db: Database = database(url)
-        self.label = self.db.label
-
-    def write_card(self, card: Card) -> Path:
-        from cartograph.storage.pg_cards import write_card
-
-        return write_card(self.db, card)
-
-    def load_verified(self, trust: TrustStore) -> LoadedCards:
-        from cartograph.storage.pg_cards import load_verified
-
-        return load_verified(self.db, trust)
-
-    def cards_stamp(self) -> object:
-        return self.db.generation("cards")
-
-    def quarantine_ledger(self) -> Ledger:
-        from cartograph.storage.pg_state import PgQuarantineLedger
-
-        return PgQuarantineLedger(self.db)
-
-    def audit_log(self) -> Any:
-        from cartograph.storage.pg_state import PgAuditLog
-
-        return PgAuditLog(self.db)
-
-    def open_index(
-        self, cards: dict[str, Card], embedder: Embedder, *, rebuild: bool
-    ) -> tuple[ToolIndex, str, str | None]:
-        from cartograph.storage.pg_index import load_index
-        from cartograph.storage.pg_index_sync import sync_index
-
-        action, reason = sync_index(self.db, cards, embedder, rebuild=rebuild)
-        index = load_index(self.db, cards, embedder)
-        problem = index.spot_check()
-        if problem is not None:
-            action, reason = sync_index(self.db, cards, embedder, rebuild=True)
-            reason = f"{problem}; rebuilt"
-            index = load_index(self.db, cards, embedder)
-        return index, action, reason
-
-
-def pg_store(ws: Workspace) -> PgStore:
-    """The PostgreSQL store ``ws`` names (it must name one)."""
-    if ws.store is None:
-        raise ValueError("the workspace names no shared store")
-    return PgStore(ws.store)
+    def audit_log(self) -> AuditTrail: ...
 
 
 def open_store(ws: Workspace) -> Store:
-    """The backend of ``ws``: its files, or the shared store its URL names."""
-    return FileStore(ws) if ws.store is None else pg_store(ws)
+    """The store of ``ws``: its files, or the shared store its URL names (``ws.store``)."""
+    from cartograph.storage.base import history_limit
+
+    keep = history_limit(ws)
+    if ws.store is None:
+        from cartograph.storage.files import FileStore
+
+        return FileStore(ws, history=keep)
+    from cartograph.storage.pg import PgStore
+
+    return PgStore(ws, ws.store, history=keep)
+
+
+def load_verified(ws: Workspace, trust: TrustStore | None = None) -> LoadedCards:
+    """Every card of ``ws``'s store that verifies (under ``trust``, else the home's trust store);
+    the rest as failures with reasons."""
+    return open_store(ws).load_verified(trust)
+
+
+def open_index(
+    ws: Workspace, embedder: Embedder | None = None, *, rebuild: bool = False
+) -> ToolIndex:
+    """The index over ``ws``'s verified cards (loaded if current, else rebuilt)."""
+    from cartograph.index.store import open_index as open_with
+
+    return open_with(ws, open_store(ws), embedder, rebuild=rebuild)

@@ -3,8 +3,10 @@
 One :class:`Database` per URL and process (:func:`database`). Each thread gets its own
 autocommit connection (discover ranks on worker threads while the event loop refreshes the
 catalog). The schema is created idempotently under an advisory lock, so replicas that start at
-once do not race, and recorded in ``cartograph_schema``; a database made by a newer Cartograph
-is refused. Vectors travel in pgvector's binary format as float32 arrays.
+once do not race, and each version applied is recorded in ``cartograph_schema``: version 2 adds
+the card history (``cartograph_card_history``) and files every current card as its version 1.
+A database made by a newer Cartograph is refused. Vectors travel in pgvector's binary format as
+float32 arrays.
 
 psycopg is imported here and only here: nothing loads this module unless a ``postgresql://``
 store is configured.
@@ -28,11 +30,12 @@ from psycopg.adapt import Dumper, Loader
 from psycopg.pq import Format
 from psycopg.types import TypeInfo
 
+from cartograph.cards.codec import stored_signature
 from cartograph.errors import StoreError
 
 logger = logging.getLogger(__name__)
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 DIM = 384  # the vector column's width: the MiniLM embedders' dimension
 SCHEMA_LOCK = 0x43415254  # advisory lock ids: "CART", and one for index writers
 INDEX_LOCK = 0x43415249
@@ -65,6 +68,15 @@ _SCHEMA_V1: list[LiteralString] = [
          id bigserial PRIMARY KEY, time timestamptz NOT NULL, event text NOT NULL,
          replica text NOT NULL, record jsonb NOT NULL)""",
 ]
+
+_SCHEMA_V2: list[LiteralString] = [
+    """CREATE TABLE IF NOT EXISTS cartograph_card_history (
+         server text NOT NULL, version int NOT NULL, sealed bytea NOT NULL, signature text,
+         written_at timestamptz NOT NULL DEFAULT now(), written_by text NOT NULL,
+         PRIMARY KEY (server, version))""",
+]
+
+_MIGRATIONS: dict[int, list[LiteralString]] = {1: _SCHEMA_V1, 2: _SCHEMA_V2}
 
 
 def redact(url: str) -> str:
@@ -183,17 +195,39 @@ class Database:
                     f"{self.label}: the store has schema version {have}, made by a newer "
                     f"Cartograph (this one knows {SCHEMA_VERSION}); upgrade Cartograph"
                 )
-            if have < SCHEMA_VERSION:
-                for statement in _SCHEMA_V1:
+            for version in range(have + 1, SCHEMA_VERSION + 1):
+                for statement in _MIGRATIONS[version]:
                     conn.execute(statement)
-                conn.execute("INSERT INTO cartograph_schema (version) VALUES (%s)", (1,))
-                logger.info("%s: created the Cartograph schema v%d", self.label, SCHEMA_VERSION)
+                if version == 2:
+                    _file_current_cards_as_history(conn)
+                conn.execute(
+                    "INSERT INTO cartograph_schema (version) VALUES (%s) "
+                    "ON CONFLICT (version) DO NOTHING",
+                    (version,),
+                )
+                logger.info("%s: applied the Cartograph schema v%d", self.label, version)
 
     def close(self) -> None:
         with self._lock:
             conns, self._conns = self._conns, []
         for conn in conns:
             conn.close()
+
+
+def _file_current_cards_as_history(conn: psycopg.Connection[Any]) -> None:
+    """Schema v2: each card already stored becomes version 1 of its server's history."""
+    rows = conn.execute(
+        "SELECT server, sealed, written_at, written_by FROM cartograph_cards "
+        "WHERE server NOT IN (SELECT server FROM cartograph_card_history)"
+    ).fetchall()
+    for server, sealed, written_at, written_by in rows:
+        raw = bytes(sealed)
+        conn.execute(
+            "INSERT INTO cartograph_card_history "
+            "(server, version, sealed, signature, written_at, written_by) "
+            "VALUES (%s, 1, %s, %s, %s, %s) ON CONFLICT DO NOTHING",
+            (server, raw, stored_signature(raw), written_at, written_by),
+        )
 
 
 def _first_line(exc: BaseException) -> str:

@@ -9,6 +9,11 @@ What lives where:
   database), BM25 over them, the server vectors and centroids (one row per server), and the
   fusion of :mod:`cartograph.index.methods`, unchanged.
 
+The index is the same :class:`~cartograph.index.tool_index.ToolIndex` as the file one; only its
+vector source differs: :class:`PgVectors` (a :class:`~cartograph.index.vectors.ToolVectors`)
+answers the dense side of search in the database, and reads the whole matrix only when a caller
+such as Rift asks for it.
+
 Dense evidence comes from the database. Up to ``exact_max`` tools (20,000 by default) the
 database computes every tool's cosine (a sequential scan), so every method sees exactly the
 evidence the file index computes in NumPy. Above that, HNSW gives the ``RANK_DEPTH`` (1,000)
@@ -34,13 +39,10 @@ import numpy as np
 from cartograph.cards.model import Card
 from cartograph.errors import IndexError_
 from cartograph.index.documents import server_document
-from cartograph.index.embedders import Embedder, embed_queries
+from cartograph.index.embedders import Embedder
 from cartograph.index.lexical import Lexical
-from cartograph.index.methods import DEFAULT_METHOD, RANK_DEPTH, Evidence, cosine_stats
-from cartograph.index.store import spot_check
-from cartograph.index.tool_index import (
-    ToolIndex,
-)
+from cartograph.index.methods import RANK_DEPTH, cosine_stats
+from cartograph.index.tool_index import ToolIndex
 from cartograph.storage.pg_db import DIM, Database
 from cartograph.storage.pg_index_sync import ordered_documents, set_digest
 
@@ -73,7 +75,7 @@ def index_info(db: Database) -> dict[str, Any]:
 
 def load_index(
     db: Database, cards: dict[str, Card], embedder: Embedder, *, exact_max: int = EXACT_MAX_TOOLS
-) -> PgToolIndex:
+) -> ToolIndex:
     """The index over ``cards`` (verified; rows already synced) with dense search in ``db``."""
     started = time.perf_counter()
     docs = ordered_documents(cards)
@@ -102,9 +104,10 @@ def load_index(
         if server in spos:
             server_vectors[spos[server]] = svec
             centroids[spos[server]] = cvec
-    index = PgToolIndex(
+    vectors = PgVectors(db, row_pos, len(docs), exact_max=exact_max)
+    index = ToolIndex(
         tool_ids=[(d.server, d.tool) for d in docs],
-        tool_vectors=None,
+        vectors=vectors,
         servers=servers,
         tool_server=np.asarray([spos[d.server] for d in docs], dtype=np.int64),
         centroids=centroids,
@@ -113,40 +116,35 @@ def load_index(
         server_documents=[server_document(cards[s]) for s in servers],
         lexical=Lexical.build(d.lexical for d in docs),
         embedder=embedder,
-        card_digest=set_digest(cards),
-        db=db,
-        row_pos=row_pos,
-        exact_max=exact_max,
+        card_set_digest=set_digest(cards),
     )
-    if index.ann():
-        index.moments()  # now, so the first discover does not read every vector
+    if vectors.ann():
+        vectors.moments()  # now, so the first discover does not read every vector
     index.build_seconds = time.perf_counter() - started
     return index
 
 
-class PgToolIndex(ToolIndex):
-    """A :class:`ToolIndex` whose tool vectors stay in PostgreSQL (read there when searched;
-    ``tool_vectors`` fetches them all only when a caller such as Rift asks for the matrix)."""
+class PgVectors:
+    """Tool vectors kept in ``cartograph_index_tools``: cosines are computed by the database
+    (exact up to ``exact_max`` tools, HNSW candidates above), the matrix is read on demand."""
 
     def __init__(
-        self,
-        *args: Any,
-        db: Database,
-        row_pos: np.ndarray,
-        exact_max: int = EXACT_MAX_TOOLS,
-        **kwargs: Any,
+        self, db: Database, row_pos: np.ndarray, n: int, *, exact_max: int = EXACT_MAX_TOOLS
     ) -> None:
         self.db = db
-        self.row_pos = row_pos
+        self.row_pos = row_pos  # row id -> tool position (-1: not a tool of this index)
+        self.n = n
         self.exact_max = exact_max
-        self._vectors: np.ndarray | None = None
+        self._matrix: np.ndarray | None = None
         self._moments: tuple[np.ndarray, np.ndarray] | None = None
-        super().__init__(*args, **kwargs)
 
-    @property
-    def tool_vectors(self) -> np.ndarray:  # pyright: ignore[reportIncompatibleVariableOverride]
-        if self._vectors is None:
-            out = np.zeros((len(self.tool_ids), DIM), np.float32)
+    def ann(self) -> bool:
+        """True when dense search uses HNSW candidates (more tools than ``exact_max``)."""
+        return self.n > self.exact_max
+
+    def matrix(self) -> np.ndarray:
+        if self._matrix is None:
+            out = np.zeros((self.n, DIM), np.float32)
             with (
                 self.db.error_context("read the tool vectors"),
                 self.db.conn().cursor(binary=True) as cur,
@@ -156,16 +154,8 @@ class PgToolIndex(ToolIndex):
                     at = self.row_pos[rid] if rid < len(self.row_pos) else -1
                     if at >= 0:
                         out[at] = vec
-            self._vectors = out
-        return self._vectors
-
-    @tool_vectors.setter
-    def tool_vectors(self, value: np.ndarray | None) -> None:  # pyright: ignore[reportIncompatibleVariableOverride]
-        self._vectors = value
-
-    def ann(self) -> bool:
-        """True when dense search uses HNSW candidates (more tools than ``exact_max``)."""
-        return len(self.tool_ids) > self.exact_max
+            self._matrix = out
+        return self._matrix
 
     def moments(self) -> tuple[np.ndarray, np.ndarray]:
         """The tool vectors' mean and second moment (read once, for HNSW mode's statistics).
@@ -181,15 +171,15 @@ class PgToolIndex(ToolIndex):
                 b = block.astype(np.float64)
                 total += b.sum(axis=0)
                 second += b.T @ b
-            n = max(len(self.tool_ids), 1)
+            n = max(self.n, 1)
             self._moments = (total / n, second / n)
         return self._moments
 
     def _vector_blocks(self, size: int = 4096) -> Iterator[np.ndarray]:
         """The stored vectors of this index's tools, ``size`` rows at a time, in no order."""
-        if self._vectors is not None:
-            for start in range(0, len(self._vectors), size):
-                yield self._vectors[start : start + size]
+        if self._matrix is not None:
+            for start in range(0, len(self._matrix), size):
+                yield self._matrix[start : start + size]
             return
         with (
             self.db.error_context("read the tool vectors"),
@@ -203,12 +193,14 @@ class PgToolIndex(ToolIndex):
                 if kept:
                     yield np.asarray(kept, dtype=np.float32)
 
-    def dense_cosines(self, queries: np.ndarray) -> np.ndarray:
+    def cosine(self, query: np.ndarray) -> np.ndarray:
+        return self.cosines(query[None, :])[0]
+
+    def cosines(self, queries: np.ndarray) -> np.ndarray:
         """(len(queries), n) cosines: exact from the database, or, in HNSW mode, the candidates'
         and every other tool's set to that query's mean cosine over all tools."""
-        n = len(self.tool_ids)
         ann = self.ann()
-        out = np.empty((len(queries), n), dtype=np.float32)
+        out = np.empty((len(queries), self.n), dtype=np.float32)
         sql = (
             "SELECT id, embedding <=> %b AS d FROM cartograph_index_tools ORDER BY d LIMIT %b"
             if ann
@@ -232,47 +224,12 @@ class PgToolIndex(ToolIndex):
                 out[i, at[ok]] = (1.0 - got[keep, 1][ok]).astype(np.float32)
         return out
 
-    def evidence(
-        self,
-        query: str,
-        query_vec: np.ndarray | None = None,
-        step_vecs: np.ndarray | None = None,
-    ) -> Evidence:
-        q = embed_queries(self.embedder, [query])[0] if query_vec is None else query_vec
-        qs = q[None, :] if step_vecs is None else np.vstack([q[None, :], step_vecs])
-        cos = self.dense_cosines(qs)
-        stats = [cosine_stats(self.moments(), v) for v in qs] if self.ann() else None
-        return Evidence(
-            step_cos=None if step_vecs is None else cos[1:],
-            tool_cos=cos[0],
-            centroid_cos=self.centroids @ q,
-            server_cos=self.server_vectors @ q,
-            bm25=self.lexical.scores(query),
-            tool_server=self.tool_server,
-            n_servers=len(self.servers),
-            dense_stats=stats[0] if stats else None,
-            step_stats=stats[1:] if stats and step_vecs is not None else None,
-        )
+    def stats(self, queries: np.ndarray) -> list[tuple[float, float]] | None:
+        if not self.ann():
+            return None
+        return [cosine_stats(self.moments(), q) for q in queries]
 
-    def scores(
-        self,
-        query: str,
-        method: str = DEFAULT_METHOD,
-        k: int = 5,
-        query_vec: np.ndarray | None = None,
-        step_vecs: np.ndarray | None = None,
-    ) -> np.ndarray:
-        if method != "flat":
-            return super().scores(query, method, k, query_vec, step_vecs)
-        if query_vec is None:
-            query_vec, _ = self.query_vectors(query, steps=False)
-        return self.dense_cosines(query_vec[None, :])[0].astype(np.float64)
-
-    def spot_check(self) -> str | None:
-        """Embed a few documents again and compare with their stored vectors."""
-        return spot_check(self, self._stored_vectors)
-
-    def _stored_vectors(self, picks: list[int]) -> dict[int, np.ndarray]:
+    def stored(self, picks: list[int]) -> dict[int, np.ndarray]:
         ids = [int(i) for i in np.flatnonzero(np.isin(self.row_pos, picks))]
         with (
             self.db.error_context("read the tool vectors"),

@@ -21,6 +21,7 @@ from cartograph.cards.model import Card
 from cartograph.errors import IndexError_
 from cartograph.index.documents import ToolDocument, card_documents, server_document
 from cartograph.index.embedders import Embedder
+from cartograph.index.store import IndexAction
 from cartograph.index.tool_index import (
     DOCUMENTS_VERSION,
     _centroids,
@@ -71,7 +72,7 @@ def ordered_documents(cards: dict[str, Card]) -> list[ToolDocument]:
 
 def sync_index(
     db: Database, cards: dict[str, Card], embedder: Embedder, *, rebuild: bool = False
-) -> tuple[str, str | None]:
+) -> tuple[IndexAction, str | None]:
     """Make the stored rows match ``cards`` (verified); returns (action, reason)."""
     if embedder.dim != DIM:
         raise IndexError_(

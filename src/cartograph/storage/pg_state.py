@@ -88,7 +88,7 @@ _STOP = object()
 
 class PgAuditLog:
     """The audit log as rows of ``cartograph_audit``; same ``write``/``read``/``close`` as the
-    JSONL file (:class:`~cartograph.proxy.audit.AuditLog`)."""
+    JSONL file (:class:`~cartograph.storage.file_state.FileAuditLog`)."""
 
     def __init__(self, db: Database, *, batch: int = 256) -> None:
         self.db = db

@@ -38,7 +38,7 @@ def init_key(ws: Workspace, *, force: bool = False) -> OperatorKey:
     doc = read_trust_doc(ws)
     if force and ws.public_key.is_file():
         replaced = key_id_of(load_public_key(ws.public_key))
-        doc["keys"] = [k for k in doc["keys"] if k.get("key_id") != replaced]
+        doc.keys = [k for k in doc.keys if k.key_id != replaced]
     key = OperatorKey.generate()
     now = clock.now()
     set_entry(

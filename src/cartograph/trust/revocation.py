@@ -18,13 +18,14 @@ import json
 import logging
 import re
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from cryptography.exceptions import InvalidSignature
+from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
 from cartograph import clock
 from cartograph.canonical import canonical
-from cartograph.errors import CartographError, KeyError_, TrustError, UsageError
+from cartograph.errors import CartographError, ConfigError, KeyError_, TrustError, UsageError
 from cartograph.files import atomic_write
 from cartograph.trust.keys import OperatorKey, b64, load_key, unb64
 from cartograph.trust.store import (
@@ -45,37 +46,90 @@ def revocations_file(ws: Workspace) -> Path:
     return ws.trusted_dir / "revocations.json"
 
 
+class _Doc(BaseModel):
+    model_config = ConfigDict(extra="allow", frozen=True)
+
+
+class RevokedDoc(_Doc):
+    """One revoked key as the list stores it."""
+
+    key_id: str
+    revoked_at: str
+    reason: str = ""
+
+    @field_validator("reason", mode="before")
+    @classmethod
+    def _empty_when_unset(cls, value: object) -> object:
+        return "" if value is None else value
+
+
+class ListSignature(_Doc):
+    alg: Literal["Ed25519"] = "Ed25519"
+    key_id: str
+    value: str
+    signed_at: str
+
+
+class RevocationDoc(_Doc):
+    """``revocations.json`` (``cartograph.revocations/1``). The signature covers the document
+    as stored without ``signature`` (extra keys included), not this model's dump of it."""
+
+    format: Literal["cartograph.revocations/1"]
+    serial: int
+    issued_at: str
+    revoked: list[RevokedDoc]
+    signature: ListSignature
+
+    def entries(self) -> list[Revocation]:
+        return [Revocation(r.key_id, r.revoked_at, r.reason) for r in self.revoked]
+
+
 def _unsigned(serial: int, entries: list[Revocation]) -> dict[str, Any]:
     return {
         "format": REVOCATION_FORMAT,
         "serial": serial,
         "issued_at": clock.format_time(clock.now()),
         "revoked": [
-            {"key_id": r.key_id, "revoked_at": r.revoked_at, "reason": r.reason}
+            RevokedDoc(key_id=r.key_id, revoked_at=r.revoked_at, reason=r.reason).model_dump()
             for r in sorted(entries, key=lambda r: r.key_id)
         ],
     }
 
 
-def _sign(doc: dict[str, Any], key: OperatorKey) -> dict[str, Any]:
-    value = key.private_key.sign(canonical(doc))
-    signature = {
-        "alg": "Ed25519",
-        "key_id": key.key_id,
-        "value": b64(value),
-        "signed_at": doc["issued_at"],
-    }
-    return {**doc, "signature": signature}
+def _sign(payload: dict[str, Any], key: OperatorKey) -> RevocationDoc:
+    value = key.private_key.sign(canonical(payload))
+    signature = ListSignature(key_id=key.key_id, value=b64(value), signed_at=payload["issued_at"])
+    return RevocationDoc.model_validate({**payload, "signature": signature})
 
 
-def _write(ws: Workspace, doc: dict[str, Any]) -> None:
+def _write(ws: Workspace, doc: RevocationDoc) -> None:
     path = revocations_file(ws)
-    atomic_write(path, json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
+    text = json.dumps(doc.model_dump(mode="json"), indent=2, ensure_ascii=False)
+    atomic_write(path, text + "\n")
+
+
+def parse_revocations(path: Path) -> tuple[RevocationDoc, dict[str, Any]]:
+    """The list in ``path`` and the payload its signature covers (the JSON as stored, without
+    ``signature``); :class:`KeyError_` when unreadable, :class:`ConfigError` naming the field
+    when it is not a valid document."""
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        raise KeyError_(f"{path}: not a readable {REVOCATION_FORMAT} document: {exc!r}") from exc
+    if not isinstance(raw, dict) or raw.get("format") != REVOCATION_FORMAT:
+        raise ConfigError(f"not a {REVOCATION_FORMAT} document", file=str(path), field="format")
+    try:
+        doc = RevocationDoc.model_validate(raw)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        raise ConfigError(first["msg"], file=str(path), field=where) from exc
+    return doc, {k: v for k, v in raw.items() if k != "signature"}
 
 
 def _set_anchor(ws: Workspace, serial: int) -> None:
     doc = read_trust_doc(ws)
-    doc["revocation_serial"] = serial
+    doc.revocation_serial = serial
     write_trust_doc(ws, doc)
 
 
@@ -88,20 +142,9 @@ def read_revocations(
     operator's list, read on import) any key trusted here. Raises :class:`CartographError`
     naming the file and what is wrong with it (:class:`TrustError` when the signer is unknown).
     """
-    try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
-        sig = doc["signature"]
-        payload = {k: v for k, v in doc.items() if k != "signature"}
-        serial = int(payload["serial"])
-        entries = [
-            Revocation(str(e["key_id"]), str(e["revoked_at"]), str(e.get("reason") or ""))
-            for e in payload["revoked"]
-        ]
-        signer, value, signed_at = str(sig["key_id"]), str(sig["value"]), str(sig["signed_at"])
-    except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError) as exc:
-        raise KeyError_(f"{path}: not a readable {REVOCATION_FORMAT} document: {exc!r}") from exc
-    if payload.get("format") != REVOCATION_FORMAT:
-        raise KeyError_(f"{path}: not a {REVOCATION_FORMAT} document")
+    doc, payload = parse_revocations(path)
+    serial, entries = doc.serial, doc.entries()
+    signer, value, signed_at = doc.signature.key_id, doc.signature.value, doc.signature.signed_at
     entry = store.entry(signer)
     if peer and entry is None:
         raise TrustError(
@@ -205,8 +248,7 @@ def reset_revocations(ws: Workspace) -> int:
     Every key revoked before must be revoked again: the old list could not be trusted.
     """
     key = load_key(ws)
-    doc = read_trust_doc(ws)
-    serial = int(doc.get("revocation_serial") or 0) + 1
+    serial = read_trust_doc(ws).revocation_serial + 1
     _write(ws, _sign(_unsigned(serial, []), key))
     _set_anchor(ws, serial)
     logger.warning("issued an empty revocation list #%d; revoke each key again", serial)

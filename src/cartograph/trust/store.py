@@ -26,12 +26,13 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from cartograph import clock
-from cartograph.errors import KeyError_, TrustError, VerificationError
+from cartograph.errors import ConfigError, KeyError_, TrustError, VerificationError
 from cartograph.files import atomic_write
 from cartograph.trust.keys import (
     Verifier,
@@ -50,8 +51,48 @@ FUTURE_SKEW = timedelta(minutes=5)
 """A card may claim a signing time this far ahead of the local clock, no further."""
 
 
+Origin = Literal["operator", "peer", "legacy"]
+"""Whose key: this workspace's own, another operator's, or a bare ``keys/trusted/*.pub``."""
+KeyState = Literal["revoked", "expired", "not-yet-valid", "valid", "unknown"]
+
+
 def trust_file(ws: Workspace) -> Path:
     return ws.keys_dir / "trust.json"
+
+
+class TrustKeyDoc(BaseModel):
+    """One key as trust.json stores it (times as ISO 8601 text, the key as base64url)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    key_id: str
+    name: str | None = None
+    public_key: str
+    origin: Origin = "peer"
+    not_before: str | None = None
+    not_after: str | None = None
+    added_at: str | None = None
+
+    @field_validator("origin", mode="before")
+    @classmethod
+    def _peer_when_unset(cls, value: object) -> object:
+        return "peer" if value is None or value == "" else value
+
+
+class TrustDoc(BaseModel):
+    """``keys/trust.json`` (``cartograph.trust/1``): the trusted keys and the serial of the
+    newest revocation list issued here (the rollback anchor)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    format: Literal["cartograph.trust/1"] = "cartograph.trust/1"
+    revocation_serial: int = 0
+    keys: list[TrustKeyDoc] = Field(default_factory=list)
+
+    @field_validator("revocation_serial", mode="before")
+    @classmethod
+    def _zero_when_unset(cls, value: object) -> object:
+        return 0 if value is None else value
 
 
 @dataclass(frozen=True)
@@ -61,7 +102,7 @@ class TrustedKey:
     key_id: str
     name: str
     public_key: Ed25519PublicKey
-    origin: str = "peer"
+    origin: Origin = "peer"
     not_before: datetime | None = None
     not_after: datetime | None = None
     added_at: str | None = None
@@ -79,32 +120,43 @@ class TrustedKey:
         end = clock.format_time(self.not_after) if self.not_after else "+inf"
         return f"[{start}, {end}]"
 
+    def to_doc(self) -> TrustKeyDoc:
+        return TrustKeyDoc(
+            key_id=self.key_id,
+            name=self.name,
+            public_key=b64(raw_public(self.public_key)),
+            origin=self.origin,
+            not_before=clock.format_time(self.not_before) if self.not_before else None,
+            not_after=clock.format_time(self.not_after) if self.not_after else None,
+            added_at=self.added_at,
+        )
+
     def to_json(self) -> dict[str, Any]:
-        return {
-            "key_id": self.key_id,
-            "name": self.name,
-            "public_key": b64(raw_public(self.public_key)),
-            "origin": self.origin,
-            "not_before": clock.format_time(self.not_before) if self.not_before else None,
-            "not_after": clock.format_time(self.not_after) if self.not_after else None,
-            "added_at": self.added_at,
-        }
+        return self.to_doc().model_dump(mode="json")
 
     @classmethod
-    def from_json(cls, data: dict[str, Any], *, source: str) -> TrustedKey:
-        try:
-            public = public_from_b64(str(data["public_key"]), source=source)
-            entry = cls(
-                key_id=str(data["key_id"]),
-                name=str(data.get("name") or data["key_id"]),
-                public_key=public,
-                origin=str(data.get("origin") or "peer"),
-                not_before=clock.parse(data["not_before"]) if data.get("not_before") else None,
-                not_after=clock.parse(data["not_after"]) if data.get("not_after") else None,
-                added_at=data.get("added_at"),
-            )
-        except (KeyError, TypeError, ValueError) as exc:
-            raise KeyError_(f"{source}: a key entry is malformed: {exc!r}") from exc
+    def from_doc(cls, doc: TrustKeyDoc, *, source: str) -> TrustedKey:
+        public = public_from_b64(doc.public_key, source=source)
+        times: dict[str, datetime | None] = {}
+        for name in ("not_before", "not_after"):
+            text = getattr(doc, name)
+            try:
+                times[name] = clock.parse(text) if text else None
+            except ValueError as exc:
+                raise ConfigError(
+                    f"key {doc.key_id}: not an ISO 8601 time: {text!r}",
+                    file=source,
+                    field=f"keys.{name}",
+                ) from exc
+        entry = cls(
+            key_id=doc.key_id,
+            name=doc.name or doc.key_id,
+            public_key=public,
+            origin=doc.origin,
+            not_before=times["not_before"],
+            not_after=times["not_after"],
+            added_at=doc.added_at,
+        )
         if key_id_of(public) != entry.key_id:
             raise KeyError_(
                 f"{source}: entry {entry.key_id} holds the public key of {key_id_of(public)}"
@@ -144,7 +196,7 @@ class TrustStore:
         public_key: Ed25519PublicKey,
         *,
         name: str | None = None,
-        origin: str = "peer",
+        origin: Origin = "peer",
         not_before: datetime | None = None,
         not_after: datetime | None = None,
     ) -> str:
@@ -172,7 +224,7 @@ class TrustStore:
     def revoke(self, revocation: Revocation) -> None:
         self.revoked[revocation.key_id] = revocation
 
-    def state(self, key_id: str, at: datetime | None = None) -> str:
+    def state(self, key_id: str, at: datetime | None = None) -> KeyState:
         """``revoked``, ``expired``, ``not-yet-valid``, ``valid`` or ``unknown`` at ``at``."""
         entry = self._entries.get(key_id)
         if key_id in self.revoked:
@@ -259,8 +311,8 @@ class TrustStore:
         store = cls()
         try:
             doc = read_trust_doc(ws)
-            for item in doc["keys"]:
-                store.put(TrustedKey.from_json(item, source=str(trust_file(ws))))
+            for item in doc.keys:
+                store.put(TrustedKey.from_doc(item, source=str(trust_file(ws))))
             legacy = [ws.public_key] if ws.public_key.is_file() else []
             if ws.trusted_dir.is_dir():
                 legacy += sorted(ws.trusted_dir.glob("*.pub"))
@@ -277,37 +329,42 @@ class TrustStore:
                             "operator" if own else "legacy",
                         )
                     )
-        except KeyError_ as exc:
+        except (KeyError_, ConfigError) as exc:
             store.fault = f"the trust store cannot be read: {exc}"
             logger.error("%s", store.fault)
             return store
-        apply_revocations(ws, store, anchor=int(doc.get("revocation_serial") or 0))
+        apply_revocations(ws, store, anchor=doc.revocation_serial)
         return store
 
 
-def read_trust_doc(ws: Workspace) -> dict[str, Any]:
-    """The parsed trust.json (an empty one when absent); :class:`KeyError_` when unreadable."""
+def read_trust_doc(ws: Workspace) -> TrustDoc:
+    """The parsed trust.json (an empty one when absent); :class:`KeyError_` when it cannot be
+    read as JSON, :class:`ConfigError` naming the field when it is not a valid document."""
     path = trust_file(ws)
     if not path.is_file():
-        return {"format": TRUST_FORMAT, "revocation_serial": 0, "keys": []}
+        return TrustDoc()
     try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise KeyError_(f"{path}: not readable JSON: {exc}") from exc
-    if not isinstance(doc, dict) or doc.get("format") != TRUST_FORMAT:
-        raise KeyError_(f"{path}: not a {TRUST_FORMAT} document")
-    if not isinstance(doc.get("keys"), list):
-        raise KeyError_(f"{path}: 'keys' must be a list")
-    return doc
+    if not isinstance(data, dict) or data.get("format") != TRUST_FORMAT:
+        raise ConfigError(f"not a {TRUST_FORMAT} document", file=str(path), field="format")
+    try:
+        return TrustDoc.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        raise ConfigError(first["msg"], file=str(path), field=where) from exc
 
 
-def write_trust_doc(ws: Workspace, doc: dict[str, Any]) -> None:
+def write_trust_doc(ws: Workspace, doc: TrustDoc) -> None:
     path = trust_file(ws)
-    doc["keys"] = sorted(doc["keys"], key=lambda item: item["key_id"])
-    atomic_write(path, json.dumps(doc, indent=2, sort_keys=True) + "\n")
+    doc.keys.sort(key=lambda item: item.key_id)
+    data = doc.model_dump(mode="json")
+    atomic_write(path, json.dumps(data, indent=2, sort_keys=True) + "\n")
 
 
-def set_entry(doc: dict[str, Any], entry: TrustedKey) -> None:
+def set_entry(doc: TrustDoc, entry: TrustedKey) -> None:
     """Put ``entry`` into a trust.json document, replacing any entry with its key id."""
-    doc["keys"] = [k for k in doc["keys"] if k.get("key_id") != entry.key_id]
-    doc["keys"].append(entry.to_json())
+    doc.keys = [k for k in doc.keys if k.key_id != entry.key_id]
+    doc.keys.append(entry.to_doc())

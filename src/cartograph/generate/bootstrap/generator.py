@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -28,11 +29,18 @@ from cartograph.cards.model import (
     ToolEntry,
     ToolExample,
 )
+from cartograph.config import TRANSPORT_KINDS
 from cartograph.generate.bootstrap.identity import Product, product_of
 from cartograph.generate.bootstrap.prose import purpose_of
 from cartograph.generate.bootstrap.rewrite import break_runs
 from cartograph.generate.bootstrap.server import capability_text
-from cartograph.generate.bootstrap.siblings import CLOSE, closest, closest_all, contrast
+from cartograph.generate.bootstrap.siblings import (
+    CLOSE,
+    Profile,
+    apart,
+    closest_all,
+    contrast,
+)
 from cartograph.generate.bootstrap.tool import (
     MAX_SHARED_RUN,
     ToolDraft,
@@ -50,8 +58,6 @@ logger = logging.getLogger(__name__)
 GENERATOR_NAME = "bootstrap"
 GENERATOR_VERSION = "1"
 GENERATOR_ID = f"{GENERATOR_NAME}/{GENERATOR_VERSION}"
-
-_TRANSPORTS = ("stdio", "http", "sse")
 
 
 @dataclass(frozen=True)
@@ -93,13 +99,17 @@ def generate_card(
     created_at: str,
     snapshot_hash: str | None = None,
     distinguish_from: dict[str, list[str]] | None = None,
+    rival_servers: Mapping[str, ServerSnapshot] | None = None,
 ) -> GeneratedCard:
     """Compose the operator's unsigned card for ``server``.
 
-    Every tool's summary is written knowing its siblings: a tool whose words overlap a
-    sibling's closely gets a sentence on what sets it apart. ``distinguish_from`` (tool name ->
-    the ``server/tool`` names it is confused with, as Rift reports them) asks for that contrast
-    against those tools in particular.
+    Every tool's text is written knowing its siblings: a tool whose words overlap a sibling's
+    closely says what sets it apart. ``distinguish_from`` (tool name -> the ``server/tool`` names
+    it is confused with, as Rift reports them) adds a sentence on what sets it apart from those
+    tools (see :func:`cartograph.generate.bootstrap.siblings.apart`). Rivals on this server are
+    always read; a rival on another server is read when ``rival_servers`` holds that server's
+    snapshot (the one place where a card depends on another server's tools), and then the
+    product's own name leads the words that set the tool apart.
     """
     product = product_of(server)
     names = Counter(str(t["name"]) for t in server.tools)
@@ -112,7 +122,8 @@ def generate_card(
         server_warnings.append(f"the server failed when recorded: {server.error}")
     grams = publisher_grams(publisher_texts(server))
     drafts = [compose_tool(tool, product, grams) for tool in server.tools]
-    summaries, compare = _summaries(drafts, grams, _rivals(server.name, distinguish_from))
+    rivals = _rivals(server.name, drafts, distinguish_from or {}, rival_servers or {})
+    summaries, compare = _summaries(drafts, grams, rivals, product.words)
     summaries = _distinct(
         summaries, drafts, [_dup_index(server.tools, i) for i in range(len(drafts))]
     )
@@ -147,7 +158,7 @@ def _card(
     return Card(
         identity=Identity(
             server=server.name,
-            transport=server.transport if server.transport in _TRANSPORTS else "unknown",  # type: ignore[arg-type]
+            transport=server.transport if server.transport in TRANSPORT_KINDS else "unknown",
             endpoint=server.endpoint,
             publisher=_publisher(server),
             package=server.package,
@@ -279,23 +290,43 @@ def _sample_tasks(drafts: list[ToolDraft], k: int = 3) -> list[str]:
     return [groups[g][0].examples[0][0] for g in order[:k] if groups[g][0].examples]
 
 
-def _rivals(server: str, distinguish_from: dict[str, list[str]] | None) -> dict[str, set[str]]:
-    """Rift's named rivals of each tool, kept to this server's own tools."""
-    prefix = f"{server}/"
-    return {
-        name: {o[len(prefix) :] for o in others if o.startswith(prefix)}
-        for name, others in (distinguish_from or {}).items()
-    }
+def _rivals(
+    own: str,
+    drafts: list[ToolDraft],
+    distinguish_from: dict[str, list[str]],
+    rival_servers: Mapping[str, ServerSnapshot],
+) -> dict[str, tuple[list[Profile], bool]]:
+    """Rift's rivals of each named tool as profiles (this server's tools, and other servers'
+    where their snapshots were given), and whether any is on another server."""
+    mine = {d.name: d.profile for d in drafts}
+    foreign: dict[str, Profile] = {}
+    for other in sorted({o for names in distinguish_from.values() for o in names}):
+        srv, _, tool = other.partition("/")
+        snap = rival_servers.get(srv) if srv != own else None
+        raw = next((t for t in snap.tools if str(t.get("name")) == tool), None) if snap else None
+        if snap is not None and raw is not None:
+            grams = publisher_grams(publisher_texts(snap))
+            foreign[other] = compose_tool(raw, product_of(snap), grams).profile
+    out: dict[str, tuple[list[Profile], bool]] = {}
+    for name, others in distinguish_from.items():
+        same = [mine[t] for o in others for s, _, t in [o.partition("/")] if s == own and t in mine]
+        away = [foreign[o] for o in others if o in foreign]
+        found = [p for p in same if p.name != name] + away
+        if found:
+            out[name] = (found, bool(away))
+    return out
 
 
 def _summaries(
-    drafts: list[ToolDraft], grams: frozenset[tuple[str, ...]], rivals: dict[str, set[str]]
+    drafts: list[ToolDraft],
+    grams: frozenset[tuple[str, ...]],
+    rivals: dict[str, tuple[list[Profile], bool]],
+    product_words: tuple[str, ...],
 ) -> tuple[list[str], list[str]]:
     """Each tool's summary (its purpose sentence, and one more descriptive sentence when the
     first is short) and its contrast sentence: what sets it apart from its closest sibling,
     for the usage text. A summary that would be the same as a sibling's carries the contrast
-    itself; a tool Rift found confused with others gains a sentence contrasting it with the
-    closest of them."""
+    itself; a tool Rift found confused with others gains a sentence on what sets it apart."""
     profiles = [d.profile for d in drafts]
     plain = [
         break_runs(f"{d.sentence} {d.extra}".strip(), grams, MAX_SHARED_RUN) or d.sentence
@@ -314,11 +345,9 @@ def _summaries(
         if sentence and counts[text] > 1:
             text = break_runs(f"{draft.sentence} {sentence}", grams, MAX_SHARED_RUN) or text
             sentence = ""
-        named = rivals.get(draft.name)
-        pool = [p for p in profiles if named and p.name in named]
-        rival = closest(draft.profile, pool) if pool else None
-        if rival is not None:
-            said = contrast(draft.profile, rival[0], lead="Compared with")
+        if draft.name in rivals:
+            others, away = rivals[draft.name]
+            said = apart(draft.profile, others, product_words if away else ())
             text = (break_runs(f"{text} {said}", grams, MAX_SHARED_RUN) if said else None) or text
         summaries.append(text)
         contrasts.append(sentence)

@@ -16,6 +16,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from cartograph.generate.bootstrap.phrasing import base_verb
 from cartograph.generate.text import STOPWORDS, content_words, split_identifier
 
 CLOSE = 0.5
@@ -133,10 +134,37 @@ def closest_all(profiles: Sequence[Profile]) -> list[tuple[Profile, float] | Non
     return out
 
 
-def contrast(me: Profile, other: Profile, *, lead: str = "Unlike") -> str:
-    """One sentence on what sets ``me`` apart from ``other``; ``""`` when nothing does.
-    ``lead``: "Unlike" for the sibling contrast every card gets, "Compared with" for the
-    contrast Rift asks for (the index embeds only the latter)."""
+def apart(me: Profile, rivals: Sequence[Profile], lead_words: Sequence[str] = ()) -> str:
+    """The sentence Rift asks for: what sets ``me`` apart from ``rivals`` (tools found too
+    close to it, on any server), in its own words only. The rivals are not named and none of
+    their words is used: naming them made the card match *their* tasks, and three words kept
+    the vector nearest the tool's own (measured for issue 19, docs/rift.md). ``lead_words``
+    (the product's name, against another server's tool) come first."""
+    taken = {w for r in rivals for w in r.words}
+    taken_stems = {_stem(w) for w in taken}
+    own = [
+        w
+        for w in (*lead_words, *me.ordered)
+        if w not in taken and _stem(w) not in taken_stems and not base_verb(w)
+    ]
+    facets: list[str] = []
+    words = list(dict.fromkeys(own))[:3]
+    if words:
+        facets.append(f"covers {_join(words)}")
+    modes = {r.mode for r in rivals}
+    if me.mode in _MODE_PHRASE and me.mode not in modes and "unknown" not in modes:
+        facets.append(_MODE_PHRASE[me.mode])
+    needs = [p for p in me.required if all(p not in r.required for r in rivals)]
+    if needs:
+        facets.append(f"needs {_join(needs[:2])}")
+    if not facets or not rivals:
+        return ""
+    return f"What sets it apart: it {_join(facets[:2])}."
+
+
+def contrast(me: Profile, other: Profile) -> str:
+    """One sentence on what sets ``me`` apart from ``other``, its closest sibling, for the
+    usage text ("Unlike list_directory, it also covers sizes."); ``""`` when nothing does."""
     facets: list[str] = []
     own, their = _stems(me.name_words), _stems(other.name_words)
     mine = [w for w in _objects(me) if _stem(w) not in their][:3]
@@ -162,7 +190,7 @@ def contrast(me: Profile, other: Profile, *, lead: str = "Unlike") -> str:
         facets.append(f"also accepts {_join(own_optional[:3])}")
     if not facets:
         return ""
-    return f"{lead} {other.name}, it {_join(facets[:2])}."
+    return f"Unlike {other.name}, it {_join(facets[:2])}."
 
 
 def _objects(p: Profile) -> list[str]:

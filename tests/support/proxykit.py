@@ -22,10 +22,12 @@ from mcp.shared.memory import create_connected_server_and_client_session
 
 from cartograph.config import load_config
 from cartograph.gateway.base import Limits
-from cartograph.gateway.connector import fleet_connector
 from cartograph.generate.attest import attest_snapshot
-from cartograph.proxy.core import Proxy, ProxySettings
+from cartograph.proxy.app import build_proxy
+from cartograph.proxy.core import Proxy
 from cartograph.proxy.server import build_server
+from cartograph.proxy.settings import ServeSettings
+from cartograph.storage import open_store
 from cartograph.trust.lifecycle import init_key
 from cartograph.upstream.connect import snapshot_servers
 from cartograph.workspace import Workspace
@@ -74,7 +76,7 @@ async def attest(home: Path, config: Path, servers: list[str] | None = None) -> 
     chosen = {n: c for n, c in fleet.servers.items() if servers is None or n in servers}
     outcome = await snapshot_servers(chosen, timeout=30)
     assert not outcome.failures, outcome.failures
-    result = attest_snapshot(ws, outcome.snapshot, key)
+    result = attest_snapshot(ws, outcome.snapshot, key, store=open_store(ws))
     assert not result.failed, result.failed
     return ws
 
@@ -93,15 +95,9 @@ def make_proxy(
     per_client: frozenset[str] = frozenset(),
     opener: Any = None,
 ) -> Proxy:
-    fleet = load_config(config)
-    extra: dict[str, Any] = {} if opener is None else {"opener": opener}
-    return Proxy(
-        ws,
-        fleet_connector(fleet, start_timeout=limits.start_timeout),
-        ProxySettings(mode=mode, limits=limits, per_client=per_client, config_path=str(config)),
-        configured=set(fleet.servers),
-        **extra,
-    )
+    """The proxy `cartograph serve` would build (the app factory), with test limits."""
+    settings = ServeSettings(config=str(config), mode=mode, per_client=per_client)
+    return build_proxy(ws, settings, limits=limits, opener=opener)
 
 
 @asynccontextmanager
@@ -167,7 +163,7 @@ def stop_process(proc: subprocess.Popen[str]) -> None:
         proc.stdout.close()
 
 
-# -- fixtures (re-exported by tests/proxy/conftest.py and tests/gateway/conftest.py) ------------
+# -- fixtures (registered for every test by tests/conftest.py) -----------------------------------
 
 import pytest  # noqa: E402
 
@@ -200,7 +196,7 @@ def golden_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
         base / "cfg", {"chaos": chaos_entry(), "calm": chaos_entry(), "crashy": crashy_entry()}
     )
     ws = anyio.run(attest, base / "home", cfg)
-    from cartograph.index import open_index
+    from cartograph.storage import open_index
 
     open_index(ws)  # build once; copies reuse it
     return base / "home"

@@ -1,8 +1,11 @@
-"""The audit log: one JSON object per line in ``<home>/logs/audit.jsonl``, rotated by size.
+"""The file backend's proxy state: the quarantine ledger and the audit log in the workspace.
 
-Every discover answer is recorded with the card text that ranked it (card digest, key id,
-generator), and so are calls (server, tool, outcome, milliseconds; never the arguments) and
-drift-guard events. Rotation keeps ``audit.jsonl.1`` .. ``audit.jsonl.<backups>``.
+:class:`FileLedger` keeps the drift guard's held tools in ``<home>/quarantine.json``, rewritten
+atomically on every change and read once (one proxy per home). :class:`FileAuditLog` appends one
+JSON object per line to ``<home>/logs/audit.jsonl``, rotated by size into ``audit.jsonl.1`` ..
+``audit.jsonl.<backups>``. Every discover answer is recorded with the card text that ranked it
+(card digest, version, key id, generator), and so are calls (server, tool, outcome,
+milliseconds; never the arguments) and drift-guard events.
 """
 
 from __future__ import annotations
@@ -11,17 +14,47 @@ import json
 import logging
 import os
 import threading
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any, BinaryIO
 
 from cartograph import clock
+from cartograph.files import atomic_write
+from cartograph.gateway.drift import HeldTool
 
 logger = logging.getLogger(__name__)
 
+QUARANTINE_FILE = "quarantine.json"
 AUDIT_FILE = "audit.jsonl"
 
 
-class AuditLog:
+class FileLedger:
+    """``<home>/quarantine.json``, rewritten atomically on every change; read once."""
+
+    shared = False
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.where = str(path)
+
+    def stamp(self) -> object:
+        return None
+
+    def load(self) -> list[HeldTool]:
+        if not self.path.is_file():
+            return []
+        data = json.loads(self.path.read_text(encoding="utf-8"))
+        return [HeldTool(**row) for row in data.get("held", [])]
+
+    def commit(
+        self, held: dict[tuple[str, str], HeldTool], added: list[HeldTool], removed: list[HeldTool]
+    ) -> None:
+        del added, removed  # the whole set is rewritten
+        rows = [asdict(h) for _, h in sorted(held.items())]
+        atomic_write(self.path, json.dumps({"held": rows}, indent=1) + "\n")
+
+
+class FileAuditLog:
     """Append-only JSONL with size-based rotation; safe to call from several threads."""
 
     def __init__(self, path: Path, *, max_bytes: int = 10 * 1024 * 1024, backups: int = 5):

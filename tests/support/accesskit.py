@@ -1,6 +1,6 @@
-"""Kit for access-control tests: a signed workspace (tests/proxy/proxykit.py), an RSA key
-with its JWKS file for an authorization server, and a real `cartograph serve --transport http`
-that demands credentials."""
+"""Kit for access-control tests: a signed workspace (proxykit), an RSA key with its JWKS file
+for an authorization server, and a real `cartograph serve --transport http` that demands
+credentials (the ``served`` fixture, registered for every test by tests/conftest.py)."""
 
 from __future__ import annotations
 
@@ -8,28 +8,21 @@ import json
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import anyio
+import httpx
 import jwt
 import pytest
 from cryptography.hazmat.primitives.asymmetric import rsa
 from jwt.algorithms import RSAAlgorithm
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "proxy"))
-
-from proxykit import (
-    chaos_entry,
-    copy_workspace,
-    crashy_entry,
-    env,
-    golden_home,
-    write_config,
-)
-
-__all__ = ["env", "golden_home", "served"]
+from mcp import ClientSession
+from mcp.client.streamable_http import streamable_http_client
+from proxykit import chaos_entry, copy_workspace, crashy_entry, write_config
 
 CARTOGRAPH = str(Path(sys.executable).with_name("cartograph"))
 ISSUER = "https://auth.example.test"
@@ -56,6 +49,20 @@ def make_issuer(directory: Path, kid: str = "test-key-1") -> Issuer:
     path = directory / "jwks.json"
     path.write_text(json.dumps({"keys": [jwk]}), encoding="utf-8")
     return Issuer(key, kid, path)
+
+
+@asynccontextmanager
+async def session(url: str, token: str) -> AsyncIterator[ClientSession]:
+    """A real SDK client over streamable HTTP, presenting ``token`` as its bearer credential."""
+    http = httpx.AsyncClient(headers={"authorization": f"Bearer {token}"}, timeout=60)
+    async with (
+        http,
+        streamable_http_client(url, http_client=http) as (read, write, _),
+        ClientSession(read, write) as client,
+    ):
+        with anyio.fail_after(60):
+            await client.initialize()
+        yield client
 
 
 def cli(home: Path, *args: str) -> subprocess.CompletedProcess[str]:

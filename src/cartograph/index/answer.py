@@ -1,0 +1,106 @@
+"""The discover answer: one model and one renderer, for the proxy and ``cartograph discover``.
+
+Pure: ranked hits joined with what the verified cards say about each tool. The proxy's
+``discover`` tool returns :meth:`DiscoverAnswer.to_json` as its result, and the CLI's ``--json``
+prints the same document (agents rely on these field names; absent fields are left out)::
+
+    {"tools": [{"server", "tool", "summary", "usage"?, "input_schema", "examples"?}], "note"?}
+
+Schema, summary, usage and examples come from the signed card, never from live upstream text.
+This module is light on purpose (no numpy, no model): the proxy imports it at start-up.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+from cartograph.cards.model import Card, ToolEntry
+
+MAX_EXAMPLES = 2
+NO_MATCH = "no callable tool matched; rephrase the task or check status"
+
+
+@dataclass(frozen=True)
+class Hit:
+    """One ranked tool."""
+
+    server: str
+    tool: str
+    score: float
+
+
+class DiscoveredTool(BaseModel):
+    """One tool of the answer: what the signed card says, ready for ``call``."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    server: str
+    tool: str
+    summary: str
+    usage: str | None = None
+    input_schema: dict[str, Any]
+    examples: list[dict[str, Any]] | None = None
+
+
+class DiscoverAnswer(BaseModel):
+    """The top tools for a task, best first, and a note when the ranking fell back or is empty."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    tools: list[DiscoveredTool]
+    note: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        """The JSON document agents and ``--json`` read (fields that are None left out)."""
+        return self.model_dump(mode="json", exclude_none=True)
+
+
+def render_answer(
+    cards: Mapping[str, Card], hits: Iterable[Hit], note: str | None = None
+) -> DiscoverAnswer:
+    """The answer for ``hits`` (best first) from ``cards``; a hit whose card or tool is not
+    there is left out (the index and the cards come from the same verified set)."""
+    tools = []
+    for hit in hits:
+        card = cards.get(hit.server)
+        entry = card.tool(hit.tool) if card is not None else None
+        if entry is not None:
+            tools.append(discovered_tool(hit.server, entry))
+    if not tools:
+        note = (note + "; " if note else "") + NO_MATCH
+    return DiscoverAnswer(tools=tools, note=note)
+
+
+def discovered_tool(server: str, entry: ToolEntry) -> DiscoveredTool:
+    """One card entry as the agent reads it: lean schema, usage, distinct example arguments."""
+    examples: list[dict[str, Any]] = []
+    for ex in entry.examples:
+        if ex.arguments and ex.arguments not in examples:
+            examples.append(ex.arguments)
+    return DiscoveredTool(
+        server=server,
+        tool=entry.name,
+        summary=entry.summary,
+        usage=agent_usage(entry.usage) if entry.usage else None,
+        input_schema=lean_schema(entry.input_schema),
+        examples=examples[:MAX_EXAMPLES] or None,
+    )
+
+
+def lean_schema(schema: dict[str, Any]) -> dict[str, Any]:
+    """The signed schema without keys that cost tokens and tell an agent nothing."""
+    return {k: v for k, v in schema.items() if k != "$schema"}
+
+
+_RELATED = re.compile(r"\s*Related: [^.]*\.$")
+
+
+def agent_usage(usage: str) -> str:
+    """The card's usage without the trailing ``Related: ...`` keywords the bootstrap generator
+    adds for ranking (the index keeps them); they do not help an agent call the tool."""
+    return _RELATED.sub("", usage)

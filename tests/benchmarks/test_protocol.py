@@ -1,0 +1,117 @@
+"""The evaluation protocol (benchmarks/protocol.py): seeded splits and the training leak filter."""
+
+from __future__ import annotations
+
+import random
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+SHARED = REPO.parent / "shared"
+sys.path.insert(0, str(REPO / "benchmarks"))
+
+import protocol  # noqa: E402
+
+
+def _blocked(docs: list[dict], queries: list[str]) -> protocol.Blocked:
+    return protocol.Blocked(
+        tool_names=frozenset(protocol.norm_name(d["tool"]) for d in docs),
+        server_names=frozenset(protocol.norm_name(d["server"]) for d in docs),
+        descriptions=tuple(protocol.word_set(d["description"]) for d in docs),
+        queries=tuple(protocol.word_set(q) for q in queries),
+    )
+
+
+TEST_DOC = {
+    "server": "Weather Station",
+    "tool": "get_forecast",
+    "description": "Return the hourly weather forecast for a city for the next five days.",
+}
+
+
+def test_a_renamed_copy_of_a_test_tool_is_dropped_by_its_text() -> None:
+    copy = {**TEST_DOC, "server": "mirror", "tool": "hourly_outlook"}
+    other = {"server": "mirror", "tool": "send_mail", "description": "Send an e-mail message."}
+    out = protocol.leak_filter([copy, other], [], _blocked([TEST_DOC], []))
+    assert [t["tool"] for t in out.tools] == ["send_mail"]
+    assert out.dropped_by_text == 1
+
+
+def test_a_test_tool_name_is_dropped_even_with_new_text() -> None:
+    same_name = {"server": "x", "tool": "getForecast", "description": "Totally different words."}
+    same_server = {"server": "weather-station", "tool": "ping", "description": "Check liveness."}
+    out = protocol.leak_filter([same_name, same_server], [], _blocked([TEST_DOC], []))
+    assert out.tools == []
+    assert out.dropped_by_name == 2
+
+
+def test_a_near_copy_of_a_test_query_and_queries_needing_dropped_tools_are_dropped() -> None:
+    keep = {"server": "m", "tool": "send_mail", "description": "Send an e-mail message."}
+    leak = {**TEST_DOC, "server": "m", "tool": "outlook"}
+    queries = [
+        {
+            "query": "what's the weather forecast in Lisbon tomorrow?",
+            "relevant": [["m", "send_mail"]],
+        },
+        {"query": "mail my boss the report", "relevant": [["m", "send_mail"]]},
+        {"query": "forecast then mail it", "relevant": [["m", "send_mail"], ["m", "outlook"]]},
+    ]
+    blocked = _blocked([TEST_DOC], ["What's the weather forecast in Lisbon tomorrow"])
+    out = protocol.leak_filter([keep, leak], queries, blocked)
+    assert [q["query"] for q in out.queries] == ["mail my boss the report"]
+
+
+def test_splits_are_seeded_and_by_plugin() -> None:
+    rows = [{"query": f"q{i}", "relevant": [[f"p{i % 40}", f"p{i % 40}"]]} for i in range(400)]
+    rows.append({"query": "both", "relevant": [["p0", "p0"], ["p1", "p1"], ["p2", "p2"]]})
+    test = protocol.split_rows("metatool", rows, "test")
+    tune = protocol.split_rows("metatool", rows, "tune")
+    assert test == protocol.split_rows("metatool", list(reversed(rows)), "test")[::-1]
+    test_plugins = {p for r in test for p, _ in r["relevant"]}
+    tune_plugins = {p for r in tune for p, _ in r["relevant"]}
+    assert test_plugins and tune_plugins and not test_plugins & tune_plugins
+    assert 10 <= len(test_plugins) <= 30
+
+
+def test_bfcl_same_name_variants_fall_in_one_part() -> None:
+    tools = [{"server": "bfcl", "tool": f"math.factorial~{h}"} for h in ("a1", "b2", "c3")]
+    parts = {protocol.part_of("bfcl", protocol.norm_name(t["tool"])) for t in tools}
+    assert len(parts) == 1
+
+
+needs_corpus = pytest.mark.skipif(
+    not (SHARED / "corpus" / "train").is_dir(), reason="no shared corpus beside the checkout"
+)
+
+
+@needs_corpus
+@pytest.mark.slow
+@pytest.mark.timeout(1200)
+def test_training_data_holds_no_test_document_or_query() -> None:
+    """The real filter on the real sources most likely to overlap, checked independently: names
+    exactly, text by a plain-Python Jaccard over a sample, queries against the test queries."""
+    blocked = protocol.blocked_set(SHARED, REPO)
+    wanted = {"restbench", "stabletoolbench", "bfcl-tune", "toolalpaca"}
+    kept_tools: list[dict] = []
+    kept_queries: list[dict] = []
+    for source, tools, queries in protocol.training_sources(SHARED):
+        if source in wanted:
+            out = protocol.leak_filter(tools, queries, blocked)
+            kept_tools += out.tools
+            kept_queries += out.queries
+    assert len(kept_tools) > 2000 and len(kept_queries) > 1500
+    for t in kept_tools:
+        assert protocol.norm_name(t["tool"]) not in blocked.tool_names
+    rng = random.Random(0)
+    for t in rng.sample(kept_tools, 100):
+        words = protocol.word_set(t.get("description") or "")
+        for d in blocked.descriptions:
+            assert len(words & d) / max(len(words | d), 1) < protocol.NEAR_DUP, t
+    blocked_q = set(blocked.queries)
+    for q in rng.sample(kept_queries, 150):
+        words = protocol.word_set(q["query"])
+        assert words not in blocked_q
+        for b in blocked.queries:
+            assert len(words & b) / max(len(words | b), 1) < protocol.QUERY_NEAR_DUP

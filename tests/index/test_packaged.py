@@ -1,0 +1,56 @@
+"""The trained model shipped as package data: files match the manifest and the model card
+(docs/models.md), vectors for fixed texts match the recorded ones, and a damaged file is refused."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from cartograph.errors import EmbedderError
+from cartograph.index import load_embedder
+from cartograph.index.packaged import TRAINED, checked_model, file_sha256, load_packaged, models_dir
+
+REPO = Path(__file__).resolve().parents[2]
+MODEL_CARD = REPO / "docs" / "models.md"
+
+
+def test_shipped_files_match_the_manifest_and_the_model_card() -> None:
+    model = checked_model(TRAINED)
+    card = MODEL_CARD.read_text(encoding="utf-8")
+    for name, digest in model.manifest["files"].items():
+        path = model.folder / name
+        assert file_sha256(path) == digest
+        assert path.stat().st_size <= 25 * 1024 * 1024, f"{name} is over 25 MB"
+        assert digest in card, f"docs/models.md does not record {name}'s sha256 {digest}"
+    assert model.manifest["training"]["pairs_sha256"] in card
+
+
+def test_the_shipped_model_gives_the_recorded_vectors() -> None:
+    model = checked_model(TRAINED)
+    fixtures = model.manifest["fixtures"]
+    embedder = load_embedder(TRAINED)
+    vecs = embedder.embed([f["text"] for f in fixtures])
+    for fixture, vec in zip(fixtures, vecs, strict=True):
+        assert np.allclose(vec[:8], fixture["head"], atol=2e-4), fixture["text"]
+    assert embedder.model == model.model_id
+
+
+def test_the_trained_model_differs_from_the_stock_one() -> None:
+    text = ["show the last commits of the git repository"]
+    trained = load_embedder(TRAINED).embed(text)[0]
+    stock = load_embedder("minilm-int8").embed(text)[0]
+    assert float(trained @ stock) < 0.999
+    assert load_embedder(TRAINED).model != load_embedder("minilm-int8").model
+
+
+def test_a_damaged_model_file_is_refused(tmp_path: Path) -> None:
+    folder = tmp_path / TRAINED
+    shutil.copytree(models_dir() / TRAINED, folder)
+    data = bytearray((folder / "tokenizer.json").read_bytes())
+    data[100] ^= 1
+    (folder / "tokenizer.json").write_bytes(bytes(data))
+    with pytest.raises(EmbedderError, match="does not match the manifest"):
+        load_packaged(TRAINED, folder=folder)

@@ -29,7 +29,7 @@ LAYERS: list[set[str]] = [
     {"cards"},
     {"trust"},
     {"upstream", "config"},
-    {"workspace", "workspace_settings", "canonical", "clock", "files", "heap", "errors"},
+    {"workspace", "workspace_settings", "canonical", "clock", "files", "heap", "lazy", "errors"},
 ]
 RANK = {name: rank for rank, layer in enumerate(LAYERS) for name in layer}
 

@@ -9,8 +9,9 @@ not load the whole package.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from cartograph.lazy import exports
 
 if TYPE_CHECKING:  # resolved lazily at run time, see __getattr__
     from cartograph.proxy.core import Proxy, ProxySettings
@@ -28,14 +29,4 @@ _EXPORTS: dict[str, tuple[str, str]] = {
 __all__ = ["TOOLS", "Proxy", "ProxySettings", "build_server", "serve_http", "serve_stdio"]
 
 
-def __getattr__(name: str) -> Any:
-    if name not in _EXPORTS:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    module, attr = _EXPORTS[name]
-    value = getattr(importlib.import_module(module), attr)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_EXPORTS))
+__getattr__, __dir__ = exports(__name__, globals(), _EXPORTS)

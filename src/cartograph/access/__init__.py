@@ -7,7 +7,7 @@ policies (:mod:`.policy`), rate limits (:mod:`.limits`), and the HTTP front door
 
 from cartograph.access.clients import ClientStore
 from cartograph.access.guard import Access, Caller, http_access
-from cartograph.access.jwt_verify import JwtSettings
+from cartograph.access.jwt_settings import JwtSettings
 from cartograph.access.limits import RateLimiter
 from cartograph.access.policy import ALLOW_ALL, Policy, load_policy
 

@@ -10,12 +10,16 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from cartograph.access.clients import KEY_PREFIX, ClientStore
-from cartograph.access.jwt_verify import JwtSettings, JwtVerifier
+from cartograph.access.jwt_settings import JwtSettings
 from cartograph.access.limits import RateLimiter
 from cartograph.access.policy import ALLOW_ALL, Policy
 from cartograph.errors import AuthError, UsageError
+
+if TYPE_CHECKING:
+    from cartograph.access.jwt_verify import JwtVerifier
 
 logger = logging.getLogger(__name__)
 
@@ -85,7 +89,11 @@ def http_access(
             )
         logger.warning("serving WITHOUT authentication on %s (--insecure-open)", host)
         return Access(store=store, open_policy=open_policy)
-    verifier = JwtVerifier(jwt) if jwt is not None else None
+    verifier = None
+    if jwt is not None:
+        from cartograph.access.jwt_verify import JwtVerifier  # PyJWT + cryptography: only here
+
+        verifier = JwtVerifier(jwt)
     if verifier is None and not any(r.revoked is None for r in store.records().values()):
         logger.warning(
             "no client is registered (%s) and no JWT issuer is set: every request will get "

@@ -16,21 +16,14 @@ from typing import Any
 
 import jwt
 
+from cartograph.access.jwt_settings import JwtSettings
 from cartograph.errors import AuthError, ConfigError
 
 logger = logging.getLogger(__name__)
 
+__all__ = ["ALGORITHMS", "JwtIdentity", "JwtSettings", "JwtVerifier"]
+
 ALGORITHMS = ["RS256", "RS384", "RS512", "ES256", "ES384", "PS256", "EdDSA"]
-
-
-@dataclass(frozen=True)
-class JwtSettings:
-    """Where tokens come from and whom they are for."""
-
-    issuer: str
-    audience: str
-    jwks: str  # a file path or an https:// URL
-    leeway: float = 30.0
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,4 @@
-"""Lexical evidence: the tokenizer both lexical channels share, BM25 (bm25s) and Jaccard.
+"""Lexical evidence: the tokenizer both lexical channels share, BM25 and Jaccard.
 
 The tokenizer lower-cases, splits camelCase, snake_case, kebab-case and dotted names, keeps
 CJK characters one by one, drops a short English stop-word list and folds plain plurals, so
@@ -7,12 +7,14 @@ CJK characters one by one, drops a short English stop-word list and folds plain 
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-import bm25s
 import numpy as np
+
+from cartograph.errors import IndexError_
 
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 _WORD = re.compile(r"[a-z0-9]+|[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
@@ -59,34 +61,115 @@ def jaccard_scores(query: str, doc_tokens: Sequence[frozenset[str]]) -> np.ndarr
 
 
 class Lexical:
-    """A BM25 index (bm25s, Lucene variant) over the tokenized documents."""
+    """A BM25 index (Lucene variant) over the tokenized documents.
 
-    def __init__(self, bm25: bm25s.BM25) -> None:
-        self._bm25 = bm25
+    bm25s builds it: it precomputes each (token, document) score into a sparse column per token.
+    Scoring a query then only sums the columns of its tokens, which this class does with NumPy
+    alone, so a process that loads a saved index (``serve``) never imports bm25s and the SciPy
+    it pulls in (about 11 MB of resident memory). The files are bm25s's own (JSON + ``.npy``, no
+    pickle), so either side reads what the other wrote.
+    """
+
+    def __init__(
+        self,
+        vocab: dict[str, int],
+        data: np.ndarray,
+        indices: np.ndarray,
+        indptr: np.ndarray,
+        num_docs: int,
+        params: dict[str, object],
+    ) -> None:
+        self._vocab = vocab
+        self._data = data
+        self._indices = indices
+        self._indptr = indptr
+        self._num_docs = num_docs
+        self._params = params
 
     @classmethod
     def build(cls, texts: Iterable[str]) -> Lexical:
+        import bm25s  # building only: its SciPy import costs a serving process ~11 MB
+
         corpus = [tokenize(t) or ["_empty_"] for t in texts]
         bm25 = bm25s.BM25()
         bm25.index(corpus, show_progress=False)
-        return cls(bm25)
+        scores = bm25.scores
+        params = {
+            "k1": bm25.k1,
+            "b": bm25.b,
+            "delta": bm25.delta,
+            "method": bm25.method,
+            "idf_method": bm25.idf_method,
+            "dtype": str(bm25.dtype),
+            "int_dtype": str(bm25.int_dtype),
+            "num_docs": int(scores["num_docs"]),
+            "version": bm25s.__version__,
+            "backend": "numpy",
+        }
+        return cls(
+            dict(bm25.vocab_dict),
+            np.asarray(scores["data"]),
+            np.asarray(scores["indices"]),
+            np.asarray(scores["indptr"]),
+            int(scores["num_docs"]),
+            params,
+        )
+
+    @property
+    def num_docs(self) -> int:
+        return self._num_docs
 
     def scores(self, query: str) -> np.ndarray:
-        """BM25 score of every document for ``query`` (zeros when no token is known)."""
-        vocab = self._bm25.vocab_dict
-        tokens = [t for t in tokenize(query) if t in vocab]
-        n = int(self._bm25.scores["num_docs"])
-        if not tokens:
-            return np.zeros(n, dtype=np.float32)
-        return np.asarray(self._bm25.get_scores(tokens), dtype=np.float32)
+        """BM25 score of every document for ``query`` (zeros when no token is known): the sum,
+        over the query's tokens in order (a repeated token counts again), of its column."""
+        out = np.zeros(self._num_docs, dtype=np.float32)
+        for token in tokenize(query):
+            column = self._vocab.get(token)
+            if column is None or column + 1 >= len(self._indptr):
+                continue  # unknown (bm25s's own empty token has no column either)
+            start, end = int(self._indptr[column]), int(self._indptr[column + 1])
+            out[self._indices[start:end]] += self._data[start:end]  # rows are distinct
+        return out
 
     def save(self, directory: Path) -> list[Path]:
-        """Write the bm25s files (JSON + .npy, no pickle) and return their paths."""
+        """Write the index in bm25s's file layout and return the paths."""
         directory.mkdir(parents=True, exist_ok=True)
-        self._bm25.save(str(directory), show_progress=False, allow_pickle=False)
+        for name, array in (
+            (_DATA, self._data),
+            (_INDICES, self._indices),
+            (_INDPTR, self._indptr),
+        ):
+            np.save(directory / name, array, allow_pickle=False)
+        (directory / _VOCAB).write_text(json.dumps(self._vocab), encoding="utf-8")
+        (directory / _PARAMS).write_text(json.dumps(self._params, indent=4), encoding="utf-8")
         return sorted(p for p in directory.iterdir() if p.is_file())
 
     @classmethod
     def load(cls, directory: Path) -> Lexical:
-        bm25 = bm25s.BM25.load(str(directory), allow_pickle=False, show_progress=False)
-        return cls(bm25)
+        """The index saved in ``directory`` (by :meth:`save` or by bm25s itself)."""
+        try:
+            params = json.loads((directory / _PARAMS).read_text("utf-8"))
+            vocab = json.loads((directory / _VOCAB).read_text("utf-8"))
+            num_docs = int(params["num_docs"])
+            arrays = [
+                np.load(directory / n, allow_pickle=False) for n in (_DATA, _INDICES, _INDPTR)
+            ]
+        except (OSError, ValueError, KeyError) as exc:
+            raise IndexError_(
+                f"{directory}: unreadable BM25 index ({exc}); rebuild it with "
+                "`cartograph index build`"
+            ) from exc
+        data, indices, indptr = arrays
+        if len(indptr) < len(vocab) or len(data) != len(indices) or int(indptr[-1]) != len(data):
+            raise IndexError_(
+                f"{directory}: BM25 arrays do not fit its vocabulary; rebuild it with "
+                "`cartograph index build`"
+            )
+        return cls(vocab, data, indices, indptr, num_docs, params)
+
+
+_DATA = "data.csc.index.npy"
+_INDICES = "indices.csc.index.npy"
+_INDPTR = "indptr.csc.index.npy"
+_VOCAB = "vocab.index.json"
+_PARAMS = "params.index.json"

@@ -91,3 +91,20 @@ def test_an_index_built_with_another_embedder_is_refused(index, tmp_path):
     other = load_embedder("minilm-exact")
     with pytest.raises(IndexError_, match="rebuild"):
         ToolIndex.load(root, other)
+
+
+def test_the_card_set_digest_hashed_card_by_card_equals_the_whole_set_hashed_at_once(cards):
+    from cartograph.canonical import sha256_json
+    from cartograph.cards.shelf import CardShelf
+    from cartograph.index.tool_index import DOCUMENTS_VERSION, card_set_digest
+
+    first = next(iter(cards.values()))
+    named = dict(cards)
+    named["\U0001f600-emoji"] = first  # outside the BMP: UTF-16 order differs from code points
+    named["\uff5e-wide"] = first
+    whole = {
+        "documents_version": DOCUMENTS_VERSION,
+        "cards": {name: card.model_dump(mode="json") for name, card in named.items()},
+    }
+    assert card_set_digest(named) == sha256_json(whole)
+    assert card_set_digest(CardShelf(named)) == sha256_json(whole)

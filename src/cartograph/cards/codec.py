@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import gc
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -22,6 +22,7 @@ from pydantic import ValidationError
 
 from cartograph.cards.model import Card
 from cartograph.cards.seal import FailureKind, verify_stored, verify_texts
+from cartograph.cards.shelf import CardShelf, Shelved, shelve
 from cartograph.errors import CardError
 from cartograph.trust.store import TrustStore
 
@@ -45,7 +46,7 @@ class CardFailure:
 class LoadedCards:
     """Cards that verified (by server name) and the stored cards that did not."""
 
-    cards: dict[str, Card]
+    cards: Mapping[str, Card]
     failures: list[CardFailure]
     paths: dict[str, Path] = field(default_factory=dict)
 
@@ -122,62 +123,78 @@ def read_verified(raw: bytes, trust: TrustStore, *, source: str) -> Card:
 
 
 def verify_stored_cards(
-    stored: Sequence[StoredCard], trust: TrustStore, *, check: Check | None = None
+    stored: Sequence[StoredCard],
+    trust: TrustStore,
+    *,
+    check: Check | None = None,
+    compact: bool = False,
 ) -> LoadedCards:
     """Every stored card that parses and verifies (then passes ``check``); the rest as failures.
 
     A second card for a server already loaded is a ``duplicate`` failure (the first one wins, in
-    the order given).
+    the order given). ``compact``: the cards come back on a
+    :class:`~cartograph.cards.shelf.CardShelf`, each shelved as soon as it is parsed, so the
+    loading peak is one parsed card, not all of them (a serving process keeps what it peaked at).
     """
     gc_was_enabled = gc.isenabled()
     gc.disable()  # thousands of small objects and no cycles: collections here are pure cost
     try:
-        return _verify(stored, trust, check)
+        return _verify(stored, trust, check, compact)
     finally:
         if gc_was_enabled:
             gc.enable()
 
 
-def _verify(stored: Sequence[StoredCard], trust: TrustStore, check: Check | None) -> LoadedCards:
+Parsed = Card | Shelved | CardFailure | CardError
+
+
+def _verify(
+    stored: Sequence[StoredCard], trust: TrustStore, check: Check | None, compact: bool
+) -> LoadedCards:
     texts = [s.raw for s in stored]
     sources = [s.source for s in stored]
-    parsed: list[Card | CardError] = []
+    parsed: list[Parsed] = []
 
     def validate_all() -> None:
-        for source, raw in zip(sources, texts, strict=True):
+        for record in stored:
             try:
-                parsed.append(validate_bytes(raw, source=source))
+                card = validate_bytes(record.raw, source=record.source)
             except CardError as exc:
                 parsed.append(exc)
+                continue
+            if not compact:
+                parsed.append(card)
+                continue
+            checked = check(record, card) if check is not None else card  # before the verdict:
+            parsed.append(checked if isinstance(checked, CardFailure) else shelve(checked))
 
     verdicts = verify_texts(texts, sources, trust, meanwhile=validate_all)
-    cards: dict[str, Card] = {}
+    kept: dict[str, Card | Shelved] = {}
     where: dict[str, Path] = {}
     failures: list[CardFailure] = []
-    for record, card, verdict in zip(stored, parsed, verdicts, strict=True):
-        if isinstance(card, CardError):
-            failures.append(CardFailure(record.path, None, str(card), "malformed"))
+    for record, item, verdict in zip(stored, parsed, verdicts, strict=True):
+        if isinstance(item, CardError):
+            failures.append(CardFailure(record.path, None, str(item), "malformed"))
             continue
         if verdict is not None:
-            failures.append(CardFailure(record.path, card.identity.server, verdict[0], verdict[1]))
+            failures.append(CardFailure(record.path, item.server, verdict[0], verdict[1]))
             continue
-        if check is not None:
-            checked = check(record, card)
-            if isinstance(checked, CardFailure):
-                failures.append(checked)
-                continue
-            card = checked
-        server = card.identity.server
-        if server in cards:
-            failures.append(
-                CardFailure(
-                    record.path,
-                    server,
-                    f"duplicate card for server {server!r} (also in {where[server].name})",
-                    "duplicate",
-                )
-            )
+        if isinstance(item, Card) and check is not None:
+            item = check(record, item)
+        if isinstance(item, CardFailure):
+            failures.append(item)
             continue
-        cards[server] = card
-        where[server] = record.path
-    return LoadedCards(cards, failures, where)
+        if item.server in kept:
+            failures.append(_duplicate(record, item.server, where))
+            continue
+        kept[item.server] = item
+        where[item.server] = record.path
+    if compact:
+        shelf = CardShelf.of_shelved({n: s for n, s in kept.items() if isinstance(s, Shelved)})
+        return LoadedCards(shelf, failures, where)
+    return LoadedCards({n: c for n, c in kept.items() if isinstance(c, Card)}, failures, where)
+
+
+def _duplicate(record: StoredCard, server: str, where: dict[str, Path]) -> CardFailure:
+    reason = f"duplicate card for server {server!r} (also in {where[server].name})"
+    return CardFailure(record.path, server, reason, "duplicate")

@@ -82,7 +82,9 @@ class ImportTarget(Protocol):
 
     cards_dir: Path
 
-    def load_verified(self, trust: TrustStore | None = None) -> LoadedCards: ...
+    def load_verified(
+        self, trust: TrustStore | None = None, *, compact: bool = False
+    ) -> LoadedCards: ...
 
     def location(self, name: str) -> Path:
         """Where the card stored under ``name`` is (or would be) kept."""
@@ -168,6 +170,7 @@ class _Import:
         )
         self.revoked_there = revoked_there
         self.local = target.load_verified(trust)
+        self.cards: dict[str, Card] = dict(self.cards)  # grows as peers' cards land
         self._key: OperatorKey | None = None
 
     def refuse(self, path: Path, server: str | None, reason: str, kind: FailureKind) -> None:
@@ -195,7 +198,7 @@ class _Import:
                 f"the source's own revocation list revokes ({why})",
                 "revoked",
             )
-        here = self.local.cards.get(name)
+        here = self.cards.get(name)
         if here is None or here.signature is None:
             if self.target.holds(name):
                 return self.refuse(
@@ -223,9 +226,9 @@ class _Import:
                 "clash",
             )
         alias = self.prefix + name
-        if alias in self.local.cards and self.same_or_update(path, alias, card, raw):
+        if alias in self.cards and self.same_or_update(path, alias, card, raw):
             return None
-        if alias in self.local.cards or self.target.holds(alias):
+        if alias in self.cards or self.target.holds(alias):
             return self.refuse(
                 path,
                 name,
@@ -239,7 +242,7 @@ class _Import:
 
     def same_or_update(self, path: Path, name: str, card: Card, raw: bytes) -> bool:
         """Settle a card whose (new) name is taken by the same signer's card; False otherwise."""
-        here, sig = self.local.cards[name], card.signature
+        here, sig = self.cards[name], card.signature
         if here.signature is None or sig is None:
             return False
         if here.signature.value == sig.value:
@@ -267,7 +270,7 @@ class _Import:
         if alias:
             self._key = self._key or load_key(self.ws)
             self.target.write_alias(name, alias_record(card, name, self._key))
-        self.local.cards[name] = card
+        self.cards[name] = card
         self.local.paths[name] = self.target.location(name)
 
 

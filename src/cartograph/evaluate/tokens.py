@@ -18,7 +18,7 @@ tools below which exposing everything is cheaper than that.
 from __future__ import annotations
 
 import statistics
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -63,7 +63,7 @@ def latest_snapshot(ws: Workspace) -> Path:
     return max(files, key=lambda p: (p.stat().st_mtime, p.name))
 
 
-def example_tasks(cards: dict[str, Card], sample: int | None = None) -> list[str]:
+def example_tasks(cards: Mapping[str, Card], sample: int | None = None) -> list[str]:
     """The cards' own example tasks (first per tool, sorted), thinned evenly to ``sample``."""
     tasks: list[str] = []
     for server in sorted(cards):

@@ -9,6 +9,7 @@ feeds server-level scoring. Publisher descriptions never enter here.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -117,7 +118,7 @@ def server_document(card: Card) -> str:
     return " ".join(p.strip() for p in parts if p and p.strip())
 
 
-def card_documents(cards: dict[str, Card]) -> list[ToolDocument]:
+def card_documents(cards: Mapping[str, Card]) -> list[ToolDocument]:
     """Every tool document of ``cards``, servers in name order, tools in card order."""
     docs: list[ToolDocument] = []
     for server in sorted(cards):

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import logging
 import random
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, Protocol
@@ -45,10 +46,12 @@ class IndexStore(Protocol):
     label: str
     cards_where: str
 
-    def load_verified(self, trust: TrustStore | None = None) -> LoadedCards: ...
+    def load_verified(
+        self, trust: TrustStore | None = None, *, compact: bool = False
+    ) -> LoadedCards: ...
 
     def open_index(
-        self, cards: dict[str, Card], embedder: Embedder, *, rebuild: bool
+        self, cards: Mapping[str, Card], embedder: Embedder, *, rebuild: bool
     ) -> tuple[ToolIndex, IndexAction, str | None]: ...
 
 
@@ -59,7 +62,7 @@ class IndexStatus:
     action: IndexAction
     reason: str | None
     skipped_cards: int
-    cards: dict[str, Card]
+    cards: Mapping[str, Card]
 
 
 def workspace_embedder_spec(ws: Workspace) -> str | None:
@@ -84,7 +87,7 @@ def open_index_with_status(
     embedder: Embedder | None = None,
     *,
     rebuild: bool = False,
-    cards: dict[str, Card] | None = None,
+    cards: Mapping[str, Card] | None = None,
 ) -> tuple[ToolIndex, IndexStatus]:
     """:func:`open_index` and what it did. ``cards``: the verified cards, when the caller has
     just verified them (the proxy's catalog); else they are loaded and verified here."""
@@ -106,7 +109,7 @@ def open_index_with_status(
 
 
 def open_file_index(
-    root: Path, cards: dict[str, Card], embedder: Embedder, *, rebuild: bool
+    root: Path, cards: Mapping[str, Card], embedder: Embedder, *, rebuild: bool
 ) -> tuple[ToolIndex, IndexAction, str | None]:
     """The file index in ``root`` over ``cards``, loaded if current, else rebuilt and saved."""
     digest = card_set_digest(cards)

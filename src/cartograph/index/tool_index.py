@@ -22,14 +22,14 @@ import logging
 import os
 import shutil
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from cartograph.canonical import sha256_json
+from cartograph.canonical import canonical
 from cartograph.cards.model import Card
 from cartograph.errors import IndexError_, UsageError
 from cartograph.files import temp_name
@@ -65,16 +65,24 @@ DOCUMENTS_VERSION = 2  # bump when documents.py composes text differently
 MANIFEST = "manifest.json"
 
 
-def card_set_digest(cards: dict[str, Card]) -> str:
+def card_set_digest(cards: Mapping[str, Card]) -> str:
     """Names the card set an index is built from: every card's signed content and signature,
     plus the version of the document composition (stored as the manifest's ``card_digest``).
 
+    The sha256 of the RFC 8785 form of ``{"cards": {name: card, ...}, "documents_version": V}``,
+    hashed one card at a time, so a compact card shelf never holds more than one card parsed.
     Not :func:`cartograph.cards.seal.card_version_digest`, which names one card's content."""
-    payload = {
-        "documents_version": DOCUMENTS_VERSION,
-        "cards": {name: card.model_dump(mode="json") for name, card in sorted(cards.items())},
-    }
-    return sha256_json(payload)
+    digest = hashlib.sha256(b'{"cards":{')
+    for position, name in enumerate(sorted(cards, key=_utf16)):
+        if position:
+            digest.update(b",")
+        digest.update(canonical(name) + b":" + canonical(cards[name].model_dump(mode="json")))
+    digest.update(b'},"documents_version":' + canonical(DOCUMENTS_VERSION) + b"}")
+    return "sha256:" + digest.hexdigest()
+
+
+def _utf16(name: str) -> bytes:
+    return name.encode("utf-16-be")  # RFC 8785 sorts keys by UTF-16 code units
 
 
 def embedder_spec(embedder: Embedder) -> str:
@@ -121,7 +129,7 @@ class ToolIndex:
     @classmethod
     def build(
         cls,
-        cards: dict[str, Card],
+        cards: Mapping[str, Card],
         embedder: Embedder | None = None,
         *,
         known: dict[str, np.ndarray] | None = None,

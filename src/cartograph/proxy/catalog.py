@@ -18,8 +18,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from cartograph.cards.codec import CardFailure
-from cartograph.cards.model import Card, ToolEntry
+from cartograph.cards.model import ToolEntry
 from cartograph.cards.seal import card_version_digest
+from cartograph.cards.shelf import CardShelf
 from cartograph.errors import CartographError, ToolNotFound, ToolQuarantined
 from cartograph.gateway.drift import HeldTool, Quarantine
 from cartograph.storage import Store
@@ -46,7 +47,7 @@ class CardCatalog:
     def __init__(self, ws: Workspace, store: Store) -> None:
         self.ws = ws
         self.store = store
-        self.cards: dict[str, Card] = {}
+        self.cards = CardShelf({})
         self.failures: list[CardFailure] = []
         self.refs: dict[str, CardRef] = {}
         self._stamp: tuple[Any, ...] | None = None
@@ -83,8 +84,9 @@ class CardCatalog:
         stamp = self._current_stamp()
         if stamp == self._stamp:
             return False
-        loaded = self.store.load_verified(TrustStore.for_workspace(self.ws))
-        self.cards = loaded.cards
+        loaded = self.store.load_verified(TrustStore.for_workspace(self.ws), compact=True)
+        cards = loaded.cards
+        self.cards = cards if isinstance(cards, CardShelf) else CardShelf(cards)
         self.failures = loaded.failures
         self.refs = {
             name: CardRef(
@@ -99,7 +101,7 @@ class CardCatalog:
         logger.info(
             "loaded %d verified card(s), %d tool(s); %d failed",
             len(self.cards),
-            loaded.tool_count(),
+            self.cards.tool_count(),
             len(self.failures),
         )
         for failure in self.failures:
@@ -109,7 +111,7 @@ class CardCatalog:
     def card_version(self, server: str) -> int | None:
         """The store's version number of the card now served for ``server`` (None when the
         history does not hold it, e.g. a card written before history was kept)."""
-        card = self.cards.get(server)
+        card = self.cards.head(server)
         if card is None or card.signature is None:
             return None
         key = (server, card.signature.value)
@@ -121,22 +123,21 @@ class CardCatalog:
                 return None
         return self._versions[key]
 
-    def entry(self, server: str, tool: str) -> tuple[Card, ToolEntry]:
+    def entry(self, server: str, tool: str) -> ToolEntry:
         """The signed entry for ``server``/``tool`` or :class:`ToolNotFound` saying what exists."""
-        card = self.cards.get(server)
-        if card is None:
+        if server not in self.cards:
             known = ", ".join(sorted(self.cards)[:30]) or "none"
             raise ToolNotFound(
                 f"no signed card for server {server!r}; use discover to find tools "
                 f"(servers with cards: {known})"
             )
-        entry = card.tool(tool)
+        entry = self.cards.tool(server, tool)
         if entry is None:
             raise ToolNotFound(
                 f"server {server!r} has no tool {tool!r} in its signed card; use discover to find "
-                f"the right tool ({len(card.tools)} tools on this server)"
+                f"the right tool ({len(self.cards.tool_names(server))} tools on this server)"
             )
-        return card, entry
+        return entry
 
 
 class CardGuard:

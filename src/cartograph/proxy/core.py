@@ -242,7 +242,7 @@ class Proxy:
             check_arguments(server, tool, arguments, self.settings.inputs)
             self.catalog.refresh()  # the one refresh of this call; the guard reads what it loaded
             try:
-                _, entry = self.catalog.entry(server, tool)
+                entry = self.catalog.entry(server, tool)
             except ToolNotFound:
                 if caller is not None and caller.policy != ALLOW_ALL:
                     raise hidden from None  # no list of other servers for a restricted client

@@ -14,13 +14,13 @@ import logging
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
 import numpy as np
 
-from cartograph.cards.model import Card
+from cartograph.cards.model import Card, ToolEntry
 from cartograph.errors import CartographError, IndexError_
 from cartograph.index.answer import DiscoverAnswer, Hit, render_answer
 from cartograph.index.methods import DEFAULT_METHOD, Method
@@ -44,7 +44,7 @@ class Searcher(Protocol):
     def search(self, query: str, k: int, method: Method) -> list[Any]: ...
 
 
-Opener = Callable[[Workspace, Store, dict[str, Card]], Searcher]
+Opener = Callable[[Workspace, Store, Mapping[str, Card]], Searcher]
 """Opens the store's index over the given verified cards (the catalog's; not verified again)."""
 
 
@@ -59,7 +59,7 @@ class Ranking:
     exhausted: bool = field(default=True, compare=False, repr=False)
 
 
-def default_opener(ws: Workspace, store: Store, cards: dict[str, Card]) -> Searcher:
+def default_opener(ws: Workspace, store: Store, cards: Mapping[str, Card]) -> Searcher:
     """The store's index over ``cards`` (rebuilt by the index package when they changed)."""
     from cartograph.index import open_index_with_status  # heavy import: only when first needed
 
@@ -201,23 +201,22 @@ class Resolver:
         )
 
     def _callable(self, server: str, tool: str) -> bool:
-        card = self.catalog.cards.get(server)
-        return (
-            card is not None and card.tool(tool) is not None and not self.guard.held(server, tool)
-        )
+        known = tool in self.catalog.cards.tool_names(server)
+        return known and not self.guard.held(server, tool)
 
     def render(self, ranking: Ranking) -> DiscoverAnswer:
         """The answer an agent reads: tools with signed schemas and examples, and how to call."""
-        return render_answer(self.catalog.cards, ranking.results, ranking.note)
+        shown = self.catalog.cards.only((hit.server, hit.tool) for hit in ranking.results)
+        return render_answer(shown, ranking.results, ranking.note)
 
     def audit_fields(self, ranking: Ranking) -> list[dict[str, Any]]:
         """Per returned tool: the card digest, version, key id and generator of the text that
         ranked it (``cartograph cards show SERVER --version N`` opens that exact card)."""
         rows = []
         for hit in ranking.results:
-            card = self.catalog.cards[hit.server]
+            head = self.catalog.cards.head(hit.server)
             ref = self.catalog.refs[hit.server]
-            entry = card.tool(hit.tool)
+            entry = self.catalog.cards.tool(hit.server, hit.tool)
             rows.append(
                 {
                     "server": hit.server,
@@ -226,13 +225,19 @@ class Resolver:
                     "card_digest": ref.digest,
                     "card_version": self.catalog.card_version(hit.server),
                     "key_id": ref.key_id,
-                    "generator": entry.generator if entry else card.provenance.generator,
+                    "generator": _generator(entry, head),
                 }
             )
         return rows
 
 
-def keyword_rank(cards: dict[str, Card], task: str, k: int) -> list[Hit]:
+def _generator(entry: ToolEntry | None, head: Card | None) -> str | None:
+    if entry is not None:
+        return entry.generator
+    return head.provenance.generator if head is not None else None
+
+
+def keyword_rank(cards: Mapping[str, Card], task: str, k: int) -> list[Hit]:
     """Jaccard of the task's words against each tool's card text (the no-index fallback)."""
     from cartograph.index.documents import card_documents
     from cartograph.index.lexical import jaccard_scores, token_set

@@ -172,7 +172,7 @@ def _servers(
         if proxy.configured is not None and name not in proxy.configured:
             continue  # a card without a config entry: nothing of it can be served
         ref = catalog.refs[name]
-        names = [t.name for t in catalog.cards[name].tools]
+        names = list(catalog.cards.tool_names(name))
         if policy is not None:
             names = policy.visible_tools(name, names)
             if not names:

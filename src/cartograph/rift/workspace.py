@@ -13,7 +13,7 @@ the index and runs Rift again."""
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -77,7 +77,7 @@ def discover_ranker(index: ToolIndex) -> RankScores:
 
 
 def tools_from_cards(
-    cards: dict[str, Card], tool_ids: list[tuple[str, str]], lexical: list[str] | None = None
+    cards: Mapping[str, Card], tool_ids: list[tuple[str, str]], lexical: list[str] | None = None
 ) -> list[RiftTool]:
     """One :class:`RiftTool` per indexed tool, in index order; a tool without a card is an error."""
     out: list[RiftTool] = []
@@ -194,7 +194,7 @@ def _generate(
 
 
 def _rival_servers(
-    ws: Workspace, cards: dict[str, Card], context: dict[str, list[str]], own: str
+    ws: Workspace, cards: Mapping[str, Card], context: dict[str, list[str]], own: str
 ) -> dict[str, ServerSnapshot]:
     """Snapshots of the other servers named among the rivals (skipped when not recorded)."""
     out: dict[str, ServerSnapshot] = {}

@@ -16,6 +16,7 @@ store of a workspace themselves); code inside Cartograph takes the store from it
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
 from cartograph.storage.base import CardVersion, ResignResult
@@ -75,8 +76,11 @@ class Store(Protocol):
         """Delete ``server``'s current card (its history stays until pruned); False if none."""
         ...
 
-    def load_verified(self, trust: TrustStore | None = None) -> LoadedCards:
-        """Every current card that verifies; the rest as failures with their reasons."""
+    def load_verified(
+        self, trust: TrustStore | None = None, *, compact: bool = False
+    ) -> LoadedCards:
+        """Every current card that verifies; the rest as failures with their reasons.
+        ``compact``: the cards on a :class:`~cartograph.cards.shelf.CardShelf` (serving)."""
         ...
 
     def read_card(self, server: str, trust: TrustStore | None = None) -> Card:
@@ -108,7 +112,7 @@ class Store(Protocol):
         ...
 
     def open_index(
-        self, cards: dict[str, Card], embedder: Embedder, *, rebuild: bool
+        self, cards: Mapping[str, Card], embedder: Embedder, *, rebuild: bool
     ) -> tuple[ToolIndex, IndexAction, str | None]:
         """The index over ``cards`` (verified): (index, "loaded"|"rebuilt"|"updated", reason)."""
         ...

@@ -18,6 +18,7 @@ of ``cards import`` (:class:`cartograph.cards.federation.ImportTarget`).
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -116,7 +117,9 @@ class FileStore:
         cards = [root / n for n in names if n.endswith(CARD_SUFFIX)]
         return cards, {n for n in names if n.endswith(ALIAS_SUFFIX)}
 
-    def load_verified(self, trust: TrustStore | None = None) -> LoadedCards:
+    def load_verified(
+        self, trust: TrustStore | None = None, *, compact: bool = False
+    ) -> LoadedCards:
         """Every card file that parses and verifies; the rest as failures with reasons."""
         trust = trust or TrustStore.for_workspace(self.ws)
         files, aliases = self._listing()
@@ -137,7 +140,9 @@ class FileStore:
             except CartographError as exc:
                 return CardFailure(record.path, card.identity.server, str(exc), "alias")
 
-        loaded = verify_stored_cards(stored, trust, check=check if aliases else None)
+        loaded = verify_stored_cards(
+            stored, trust, check=check if aliases else None, compact=compact
+        )
         if failures:
             loaded.failures[:0] = failures
         return loaded
@@ -194,7 +199,7 @@ class FileStore:
     # ------------------------------------------------------------------ index and state
 
     def open_index(
-        self, cards: dict[str, Card], embedder: Embedder, *, rebuild: bool
+        self, cards: Mapping[str, Card], embedder: Embedder, *, rebuild: bool
     ) -> tuple[ToolIndex, IndexAction, str | None]:
         from cartograph.index.store import open_file_index
 

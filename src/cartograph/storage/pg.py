@@ -10,6 +10,7 @@ directory it was opened from: the database is storage, not a trust root.
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from cartograph.cards.codec import LoadedCards
@@ -58,8 +59,10 @@ class PgStore:
     def remove_card(self, server: str) -> bool:
         return pg_cards.delete_card(self.db, server)
 
-    def load_verified(self, trust: TrustStore | None = None) -> LoadedCards:
-        return pg_cards.load_verified(self.db, self._trust(trust))
+    def load_verified(
+        self, trust: TrustStore | None = None, *, compact: bool = False
+    ) -> LoadedCards:
+        return pg_cards.load_verified(self.db, self._trust(trust), compact=compact)
 
     def read_card(self, server: str, trust: TrustStore | None = None) -> Card:
         return pg_cards.read_card(self.db, server, self._trust(trust))
@@ -97,7 +100,7 @@ class PgStore:
     # ------------------------------------------------------------------ index and state
 
     def open_index(
-        self, cards: dict[str, Card], embedder: Embedder, *, rebuild: bool
+        self, cards: Mapping[str, Card], embedder: Embedder, *, rebuild: bool
     ) -> tuple[ToolIndex, IndexAction, str | None]:
         from cartograph.index.store import spot_check
         from cartograph.storage.pg_index import load_index

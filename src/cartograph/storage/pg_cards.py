@@ -109,7 +109,7 @@ def bump(conn: psycopg.Connection[Any], name: str) -> None:
     conn.execute("UPDATE cartograph_state SET generation = generation + 1 WHERE name = %s", (name,))
 
 
-def load_verified(db: Database, trust: TrustStore) -> LoadedCards:
+def load_verified(db: Database, trust: TrustStore, *, compact: bool = False) -> LoadedCards:
     """Every card row that parses and verifies; the rest as failures with reasons."""
     with db.error_context("read the cards"):
         rows = db.conn().execute("SELECT server, sealed FROM cartograph_cards ORDER BY server")
@@ -123,7 +123,7 @@ def load_verified(db: Database, trust: TrustStore) -> LoadedCards:
             return card
         return CardFailure(record.path, card.identity.server, _misfiled(db, row, card), "malformed")
 
-    return verify_stored_cards(stored, trust, check=check)
+    return verify_stored_cards(stored, trust, check=check, compact=compact)
 
 
 def read_card(db: Database, server: str, trust: TrustStore) -> Card:

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 import numpy as np
@@ -74,7 +74,7 @@ def index_info(db: Database) -> dict[str, Any]:
 
 
 def load_index(
-    db: Database, cards: dict[str, Card], embedder: Embedder, *, exact_max: int = EXACT_MAX_TOOLS
+    db: Database, cards: Mapping[str, Card], embedder: Embedder, *, exact_max: int = EXACT_MAX_TOOLS
 ) -> ToolIndex:
     """The index over ``cards`` (verified; rows already synced) with dense search in ``db``."""
     started = time.perf_counter()

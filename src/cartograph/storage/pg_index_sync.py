@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import logging
 import time
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -54,12 +55,12 @@ def card_key(card: Card) -> str:
     return sha256_text(f"{DOCUMENTS_VERSION}\n{sig.key_id}\n{sig.value}")
 
 
-def set_digest(cards: dict[str, Card]) -> str:
+def set_digest(cards: Mapping[str, Card]) -> str:
     """A digest of the card set, from the per-server keys (the index's identity and seed)."""
     return sha256_json({server: card_key(card) for server, card in sorted(cards.items())})
 
 
-def ordered_documents(cards: dict[str, Card]) -> list[ToolDocument]:
+def ordered_documents(cards: Mapping[str, Card]) -> list[ToolDocument]:
     """The tool documents in the file index's order (first of a duplicated tool name kept)."""
     seen: set[tuple[str, str]] = set()
     docs = []
@@ -71,7 +72,7 @@ def ordered_documents(cards: dict[str, Card]) -> list[ToolDocument]:
 
 
 def sync_index(
-    db: Database, cards: dict[str, Card], embedder: Embedder, *, rebuild: bool = False
+    db: Database, cards: Mapping[str, Card], embedder: Embedder, *, rebuild: bool = False
 ) -> tuple[IndexAction, str | None]:
     """Make the stored rows match ``cards`` (verified); returns (action, reason)."""
     if embedder.dim != DIM:
@@ -115,7 +116,7 @@ def sync_index(
 
 
 def _write_servers(
-    conn: Any, oid: int, cards: dict[str, Card], keys: dict[str, str], emb: Embedder
+    conn: Any, oid: int, cards: Mapping[str, Card], keys: dict[str, str], emb: Embedder
 ) -> None:
     if not cards:
         return

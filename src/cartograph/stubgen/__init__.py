@@ -12,6 +12,7 @@ earlier for servers that are gone, so regenerating from unchanged cards changes 
 from __future__ import annotations
 
 import keyword
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -48,7 +49,7 @@ def module_names(servers: list[str]) -> dict[str, str]:
     return {s: identifier(s, taken, fallback="server") for s in sorted(servers)}
 
 
-def render_package(cards: dict[str, Card], home: str | None) -> dict[str, str]:
+def render_package(cards: Mapping[str, Card], home: str | None) -> dict[str, str]:
     """File name -> text for the whole package."""
     names = module_names(list(cards))
     files = {f"{names[s]}.py": render_module(cards[s]) for s in sorted(cards)}
@@ -173,7 +174,7 @@ def _render_function(server: str, entry: ToolEntry, name: str, mapper: TypeMappe
     )
 
 
-def write_package(cards: dict[str, Card], out_dir: Path, *, home: str | None) -> StubsWritten:
+def write_package(cards: Mapping[str, Card], out_dir: Path, *, home: str | None) -> StubsWritten:
     """Write the package into ``out_dir`` (its name is the package name)."""
     package = out_dir.name
     if not package.isidentifier() or keyword.iskeyword(package):

@@ -170,7 +170,7 @@ class _Import:
         )
         self.revoked_there = revoked_there
         self.local = target.load_verified(trust)
-        self.cards: dict[str, Card] = dict(self.cards)  # grows as peers' cards land
+        self.cards: dict[str, Card] = dict(self.local.cards)  # grows as peers' cards land
         self._key: OperatorKey | None = None
 
     def refuse(self, path: Path, server: str | None, reason: str, kind: FailureKind) -> None:

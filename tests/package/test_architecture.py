@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-SRC = Path(__file__).resolve().parents[1] / "src"
+SRC = Path(__file__).resolve().parents[2] / "src"
 PACKAGE = SRC / "cartograph"
 
 # Highest first. A package may import its own layer's packages (when that makes no circle) and

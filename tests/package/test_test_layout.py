@@ -25,10 +25,7 @@ def _owner(test: Path) -> tuple[Path, set[str]] | None:
     parts = test.relative_to(TESTS).parts[:-1]
     if parts and parts[0] in FREE:
         return None
-    if parts[:1] == ("benchmarks",):
-        folder = REPO.joinpath(*parts)
-    else:
-        folder = SRC.joinpath(*parts)
+    folder = REPO.joinpath(*parts) if parts[:1] == ("benchmarks",) else SRC.joinpath(*parts)
     return folder, (_names(folder) if folder.is_dir() else set())
 
 

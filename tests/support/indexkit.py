@@ -11,7 +11,7 @@ from cartograph.cards.seal import sign_card
 from cartograph.generate.bootstrap.generator import generate_cards
 from cartograph.index import Embedder, ToolIndex, load_embedder
 from cartograph.storage import open_store
-from cartograph.trust.keys import OperatorKey
+from cartograph.trust.keys import OperatorKey, public_pem
 from cartograph.upstream.snapshot import ServerSnapshot, Snapshot
 from cartograph.workspace import Workspace
 
@@ -126,14 +126,8 @@ def signed_cards(key: OperatorKey, snap: Snapshot | None = None) -> dict[str, Ca
 
 def write_workspace_cards(ws: Workspace, key: OperatorKey) -> dict[str, Card]:
     """Write the key's public half and signed cards into ``ws``; return the cards."""
-    from cryptography.hazmat.primitives import serialization
-
     ws.ensure()
-    ws.public_key.write_bytes(
-        key.public_key.public_bytes(
-            serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
-        )
-    )
+    ws.public_key.write_bytes(public_pem(key.public_key))
     cards = signed_cards(key)
     store = open_store(ws)
     for card in cards.values():

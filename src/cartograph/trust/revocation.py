@@ -20,7 +20,6 @@ import re
 from pathlib import Path
 from typing import Any, Literal
 
-from cryptography.exceptions import InvalidSignature
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
 from cartograph import clock
@@ -159,7 +158,7 @@ def read_revocations(
     key = store.check(f"revocation list {path.name}", signer, signed_at)
     try:
         key.verify(unb64(value), canonical(payload))
-    except (InvalidSignature, ValueError) as exc:
+    except ValueError as exc:
         raise KeyError_(
             f"{path}: signature by {signer} does not match its content (the list was changed "
             "after signing)"

@@ -54,9 +54,7 @@ BACK_EDGE_EXCEPTIONS: set[tuple[str, str]] = {
     ("cartograph.evaluate.tokens", "cartograph.proxy.server"),
 }
 PACKAGE_CIRCLE_EXCEPTIONS: list[list[str]] = [["config", "upstream"]]
-MODULE_CIRCLE_EXCEPTIONS: list[list[str]] = [
-    ["cartograph.trust.revocation", "cartograph.trust.store"],
-]
+MODULE_CIRCLE_EXCEPTIONS: list[list[str]] = []
 
 
 @dataclass(frozen=True)

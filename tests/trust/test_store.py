@@ -19,7 +19,8 @@ from cartograph.errors import KeyError_, TrustError, UsageError, VerificationErr
 from cartograph.storage import load_verified, open_store
 from cartograph.trust.keys import public_pem
 from cartograph.trust.lifecycle import init_key, trust_key
-from cartograph.trust.revocation import reset_revocations, revocations_file, revoke_key
+from cartograph.trust.revocation import revocations_file
+from cartograph.trust.revoke import reset_revocations, revoke_key
 from cartograph.trust.store import TrustStore, trust_file
 from cartograph.workspace import Workspace
 
@@ -188,10 +189,10 @@ def test_reset_revocations_recovers_the_store_and_forgets_every_revocation(ws, t
 
 
 def test_revocation_list_signed_by_a_peer_key_is_refused(ws, tmp_path):
-    from cartograph.trust.revocation import _sign, _unsigned, _write
+    from cartograph.trust.revocation import sign_list, unsigned_list, write_list
 
     trust_key(ws, peer_pem(tmp_path))
-    _write(ws, _sign(_unsigned(5, []), OTHER_KEY))  # a trusted peer cannot speak for us
+    write_list(ws, sign_list(unsigned_list(5, []), OTHER_KEY))  # a trusted peer cannot speak for us
     assert "not one of this workspace's operator keys" in (TrustStore.for_workspace(ws).fault or "")
 
 

@@ -40,6 +40,7 @@ from cartograph.trust.keys import (
     public_from_b64,
     raw_public,
 )
+from cartograph.trust.revocation import Revocation, apply_revocations
 from cartograph.workspace import Workspace
 
 logger = logging.getLogger(__name__)
@@ -159,15 +160,6 @@ class TrustedKey:
                 f"{source}: entry {entry.key_id} holds the public key of {key_id_of(public)}"
             )
         return entry
-
-
-@dataclass(frozen=True)
-class Revocation:
-    """A key that must not be trusted for anything, whatever its cards' signing times."""
-
-    key_id: str
-    revoked_at: str
-    reason: str = ""
 
 
 class TrustStore:
@@ -304,8 +296,6 @@ class TrustStore:
     @classmethod
     def for_workspace(cls, ws: Workspace) -> TrustStore:
         """trust.json, the legacy ``keys/trusted/*.pub`` and operator.pub, then revocations."""
-        from cartograph.trust.revocation import apply_revocations
-
         store = cls()
         try:
             doc = read_trust_doc(ws)

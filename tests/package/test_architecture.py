@@ -40,7 +40,6 @@ MAX_FUNCTION_LINES = 60
 LONG_FUNCTION_EXCEPTIONS: set[str] = {
     "cartograph.cards.federation.one",
     "cartograph.cli.rift_cmd.rift",
-    "cartograph.evaluate.tokens.measure",
     "cartograph.generate.attest.attest_snapshot",
     "cartograph.generate.bootstrap.generator.generate_card",
     "cartograph.generate.bootstrap.tool.compose_tool",
@@ -49,10 +48,7 @@ LONG_FUNCTION_EXCEPTIONS: set[str] = {
     "cartograph.upstream.connect.snapshot_servers",
 }
 LONG_MODULE_EXCEPTIONS: set[str] = {"cartograph.rift.analyze"}
-BACK_EDGE_EXCEPTIONS: set[tuple[str, str]] = {
-    ("cartograph.evaluate.tokens", "cartograph.proxy.core"),
-    ("cartograph.evaluate.tokens", "cartograph.proxy.server"),
-}
+BACK_EDGE_EXCEPTIONS: set[tuple[str, str]] = set()
 PACKAGE_CIRCLE_EXCEPTIONS: list[list[str]] = [["config", "upstream"]]
 MODULE_CIRCLE_EXCEPTIONS: list[list[str]] = []
 

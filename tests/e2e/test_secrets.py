@@ -19,7 +19,7 @@ from proxykit import (
     write_config,
 )
 
-from cartograph.upstream.transports import stdio_transport
+from cartograph.transport.streams import stdio_transport
 
 pytestmark = pytest.mark.anyio
 

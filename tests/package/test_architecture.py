@@ -29,6 +29,7 @@ LAYERS: list[set[str]] = [
     {"cards"},
     {"trust"},
     {"upstream", "config"},
+    {"transport"},
     {"workspace", "workspace_settings", "canonical", "clock", "files", "heap", "lazy", "errors"},
 ]
 RANK = {name: rank for rank, layer in enumerate(LAYERS) for name in layer}
@@ -49,7 +50,7 @@ LONG_FUNCTION_EXCEPTIONS: set[str] = {
 }
 LONG_MODULE_EXCEPTIONS: set[str] = {"cartograph.rift.analyze"}
 BACK_EDGE_EXCEPTIONS: set[tuple[str, str]] = set()
-PACKAGE_CIRCLE_EXCEPTIONS: list[list[str]] = [["config", "upstream"]]
+PACKAGE_CIRCLE_EXCEPTIONS: list[list[str]] = []
 MODULE_CIRCLE_EXCEPTIONS: list[list[str]] = []
 
 

@@ -1,4 +1,5 @@
-"""The proxy's three operations, independent of MCP: discover, status and call.
+"""The proxy's three operations, independent of MCP: discover, status and call (and, in
+:mod:`cartograph.proxy.federated`, the upstreams' prompts and resources).
 
 :class:`Proxy` wires the verified cards, the drift guard and quarantine, the resolver, the
 audit log and a gateway together. The MCP server in :mod:`cartograph.proxy.server` is a thin
@@ -36,6 +37,7 @@ from cartograph.gateway.pool import PooledGateway
 from cartograph.index.answer import DiscoverAnswer
 from cartograph.index.names import Method
 from cartograph.proxy.catalog import CardCatalog, CardGuard
+from cartograph.proxy.federated import Federation
 from cartograph.proxy.limits import (
     BoundedAudit,
     InputLimits,
@@ -119,6 +121,7 @@ class Proxy:
                 check_drift=self.settings.check_drift_one_shot,
             )
         self._rank_limiter = anyio.CapacityLimiter(2)
+        self.federation = Federation(self)  # the upstreams' prompts and resources
 
     def _drift_event(self, record: dict[str, Any]) -> None:
         fields = dict(record)

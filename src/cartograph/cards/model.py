@@ -121,7 +121,8 @@ class Provenance(_Strict):
     listings_hash: str | None = Field(
         default=None,
         description="sha256 of prompts/list, resources/list and resources/templates/list as "
-        "sent; None when they were not recorded (the card attests no prompts or resources).",
+        "sent; None when they were not recorded or empty (the card attests no prompts or "
+        "resources, and reads as a card written before they existed).",
     )
 
 

@@ -187,7 +187,7 @@ def generate_card(
             tools_list_hash=sha256_json(server.tools),
             snapshot_hash=snapshot_hash,
             instructions_hash=sha256_text(server.instructions) if server.instructions else None,
-            listings_hash=sha256_json(listings) if listings is not None else None,
+            listings_hash=sha256_json(listings) if listings and any(listings.values()) else None,
         ),
         prompts=extras.prompts,
         resources=extras.resources,

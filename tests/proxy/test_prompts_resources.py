@@ -192,3 +192,56 @@ async def test_drifted_or_unsigned_prompts_and_resources_are_quarantined_and_hid
     assert "has no resource" in unsigned
     quarantined = {e["tool"] for e in audit(env) if e["event"] == "quarantined"}
     assert quarantined == {"prompt:args-prompt", f"resource:{dropped['uri']}"}
+
+
+async def test_a_subscription_hears_the_upstreams_updates_under_the_wrapped_uri(
+    env: Env, example_config: Path, everything: ServerSnapshot
+) -> None:
+    sign(env, everything)
+    heard: list[str] = []
+    got = anyio.Event()
+
+    async def on_message(message: Any) -> None:
+        if isinstance(message, types.ServerNotification) and isinstance(
+            message.root, types.ResourceUpdatedNotification
+        ):
+            heard.append(str(message.root.params.uri))
+            got.set()
+
+    proxy = env.proxy(example_config)
+    wrapped = wrap_uri("everything", DOC)
+    async with (
+        proxy.running(),
+        create_connected_server_and_client_session(
+            build_server(proxy), message_handler=on_message
+        ) as client,
+    ):
+        with anyio.fail_after(60):
+            caps = client.get_server_capabilities()
+            await client.subscribe_resource(wrapped)  # pyright: ignore[reportArgumentType]
+            # the everything server sends an update for each subscribed resource at once
+            await client.call_tool(
+                "call", {"server": "everything", "tool": "toggle-subscriber-updates"}
+            )
+            await got.wait()
+            await client.unsubscribe_resource(wrapped)  # pyright: ignore[reportArgumentType]
+            remaining = proxy.subscriptions.count()
+    assert caps is not None and caps.resources is not None and caps.resources.subscribe
+    assert heard and set(heard) == {wrapped}
+    assert remaining == 0
+    subscribed = [e for e in audit(env) if e["event"] == "subscribe"]
+    assert [(e["server"], e["upstream_uri"]) for e in subscribed] == [("everything", DOC)]
+
+
+async def test_one_shot_mode_does_not_offer_subscriptions(
+    env: Env, example_config: Path, everything: ServerSnapshot
+) -> None:
+    sign(env, everything)
+    async with client_of(env.proxy(example_config, mode="one-shot")) as client:
+        caps = client.get_server_capabilities()
+        why = await refused(client.subscribe_resource(wrap_uri("everything", DOC)))  # pyright: ignore[reportArgumentType]
+        with anyio.fail_after(60):
+            read = await client.read_resource(wrap_uri("everything", DOC))  # pyright: ignore[reportArgumentType]
+    assert caps is not None and caps.resources is not None and not caps.resources.subscribe
+    assert "pooled" in why
+    assert read.contents  # reads work in one-shot mode, through a session of their own

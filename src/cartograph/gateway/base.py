@@ -90,6 +90,16 @@ class Guard(Protocol):
         ...
 
 
+class UpstreamEvents(Protocol):
+    """What a pooled gateway tells about its sessions: one is ``ready`` (before any request is
+    sent on it; the place to subscribe again), and an upstream resource was ``updated``
+    (``notifications/resources/updated``). ``client`` names a per-client session's client."""
+
+    async def ready(self, server: str, client: str | None, session: ClientSession) -> None: ...
+
+    async def updated(self, server: str, client: str | None, uri: str) -> None: ...
+
+
 @dataclass(frozen=True)
 class Ask(Generic[T]):
     """One request to forward to an upstream: what it is (``doing``, for errors, e.g.

@@ -32,12 +32,22 @@ from cartograph.gateway.base import (
     Limits,
     SessionHealth,
     T,
+    UpstreamEvents,
     backoff_delay,
     check_live,
     check_result_size,
     forward_call,
 )
-from cartograph.gateway.lease import Lease, Slot, describe_error, lease_tail, slot_health
+from cartograph.gateway.lease import (
+    Lease,
+    Slot,
+    answers_ping,
+    describe_error,
+    lease_tail,
+    oldest_idle,
+    slot_busy,
+    slot_health,
+)
 from cartograph.upstream.failures import mcp_error, timeout_error
 
 logger = logging.getLogger(__name__)
@@ -59,8 +69,10 @@ class PooledGateway:
         limits: Limits | None = None,
         guard: Guard | None = None,
         per_client: frozenset[str] = frozenset(),
+        events: UpstreamEvents | None = None,
     ) -> None:
         self._connector = connector
+        self.events = events
         self.limits = limits or Limits()
         self._guard = guard
         self.per_client = per_client
@@ -115,12 +127,7 @@ class PooledGateway:
                 with anyio.fail_after(limits.call_timeout):
                     await slot.sem.acquire()
             except TimeoutError:
-                raise timeout_error(
-                    server,
-                    f"waiting for a free slot ({slot.in_flight - 1} call(s) in flight, "
-                    f"limit {limits.max_in_flight})",
-                    limits.call_timeout,
-                ) from None
+                raise slot_busy(slot, limits.max_in_flight, limits.call_timeout) from None
             try:
                 return await self._send_on(slot, ask)
             finally:
@@ -191,10 +198,9 @@ class PooledGateway:
         raise UpstreamError(slot.server, "the session kept closing while starting; retry")
 
     async def _restart(self, slot: Slot, seen: Lease | None) -> Lease:
-        """The slot's session, started anew unless another caller already did: one start at a
-        time per upstream, and the lease is looked at again after every wait (for the start
-        lock, through the backoff, for the old session to close). ``seen`` is the dead lease
-        the caller found; a newer one, even one that failed, is its answer."""
+        """The slot's session, started anew unless another caller already did (one start at a
+        time; the lease is looked at again after every wait). ``seen`` is the dead lease the
+        caller found; a newer one, even one that failed, is its answer."""
         async with slot.start_lock:
             lease = slot.lease
             if lease is not seen and lease is not None:
@@ -240,13 +246,7 @@ class PooledGateway:
 
     async def _probe(self, slot: Slot, lease: Lease) -> None:
         """After a timeout: if the session no longer answers a ping, replace it."""
-        conn = lease.conn
-        if conn is None:
-            return
-        try:
-            with anyio.fail_after(min(5.0, self.limits.call_timeout)):
-                await conn.session.send_ping()
-        except (TimeoutError, McpError, *CLOSED_ERRORS):
+        if not await answers_ping(lease, min(5.0, self.limits.call_timeout)):
             self._crashed(slot, lease, "stopped answering after a timed-out call")
 
     # -- session runner -----------------------------------------------------------------------
@@ -258,6 +258,8 @@ class PooledGateway:
             if isinstance(message, types.ServerNotification):
                 if isinstance(message.root, LIST_CHANGED):
                     lease.request_recheck()
+                elif isinstance(message.root, types.ResourceUpdatedNotification) and self.events:
+                    await self.events.updated(server, slot.client, str(message.root.params.uri))
             elif isinstance(message, Exception):
                 lease.notices += 1
                 if lease.notices <= 3:
@@ -267,6 +269,8 @@ class PooledGateway:
             with anyio.CancelScope(deadline=anyio.current_time() + self.limits.start_timeout) as sc:
                 async with self._connector(server, message_handler=on_message) as conn:
                     tools = await check_live(self._guard, server, conn, self.limits.list_timeout)
+                    if self.events is not None:  # e.g. subscribe again what clients subscribed to
+                        await self.events.ready(server, slot.client, conn.session)
                     sc.deadline = math.inf
                     lease.conn = conn
                     lease.ready.set()
@@ -361,16 +365,11 @@ class PooledGateway:
         return slot
 
     def _evict(self, server: str) -> None:
-        mine = [s for (name, c), s in self._slots.items() if name == server and c is not None]
-        if len(mine) < self.limits.max_client_sessions:
-            return
-        idle = sorted((s for s in mine if s.in_flight == 0), key=lambda s: s.last_used)
-        if not idle:
-            return
-        oldest = idle[0]
-        if oldest.lease is not None:
-            oldest.lease.stop()
-        self._slots.pop((oldest.server, oldest.client), None)
+        oldest = oldest_idle(self._slots, server, self.limits.max_client_sessions)
+        if oldest is not None:
+            if oldest.lease is not None:
+                oldest.lease.stop()
+            self._slots.pop((oldest.server, oldest.client), None)
 
     async def release_client(self, client: str) -> None:
         """Close every session that belongs to ``client`` (it disconnected) and forget them."""
@@ -391,8 +390,7 @@ class PooledGateway:
             await slot.lease.done.wait()
 
     def owned(self) -> int:
-        """Upstream sessions open now (for stdio upstreams: child processes), closing ones and
-        those of dropped per-client slots included."""
+        """Upstream sessions (stdio: processes) open now, closing and dropped slots' included."""
         return len(self._leases)
 
     def health(self) -> list[SessionHealth]:

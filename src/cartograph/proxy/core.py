@@ -51,6 +51,7 @@ from cartograph.proxy.offers import OfferBook, new_discover_id
 from cartograph.proxy.resolver import Opener, Resolver, default_opener
 from cartograph.proxy.settings import MODES
 from cartograph.proxy.status import StatusAnswer, build_status
+from cartograph.proxy.subscriptions import Subscriptions
 from cartograph.proxy.validate import validate_arguments
 from cartograph.storage import Store, open_store
 from cartograph.upstream.chain import call_meta, loop_problem, workspace_id
@@ -107,11 +108,17 @@ class Proxy:
         )
         self.configured = configured
         self.started = time.time()
+        self.federation = Federation(self)  # the upstreams' prompts and resources
+        self.subscriptions = Subscriptions(self)
         limits = self.settings.limits
         self.gateway: PooledGateway | OneShotGateway
         if self.settings.mode == "pooled":
             self.gateway = PooledGateway(
-                connector, limits=limits, guard=self.guard, per_client=self.settings.per_client
+                connector,
+                limits=limits,
+                guard=self.guard,
+                per_client=self.settings.per_client,
+                events=self.subscriptions,
             )
         else:
             self.gateway = OneShotGateway(
@@ -121,7 +128,6 @@ class Proxy:
                 check_drift=self.settings.check_drift_one_shot,
             )
         self._rank_limiter = anyio.CapacityLimiter(2)
-        self.federation = Federation(self)  # the upstreams' prompts and resources
 
     def _drift_event(self, record: dict[str, Any]) -> None:
         fields = dict(record)
@@ -142,6 +148,7 @@ class Proxy:
     async def release_client(self, client: str) -> None:
         """A client disconnected: close the upstream sessions that were its own."""
         self.offers.forget(client)
+        self.subscriptions.release(client)
         if isinstance(self.gateway, PooledGateway):
             await self.gateway.release_client(client)
 

@@ -182,7 +182,7 @@ class Federation:
         record: dict[str, Any] = {"uri": uri[:MAX_URI_CHARS]}
 
         async def run() -> types.ReadResourceResult:
-            server, upstream, key = self._resource(uri, caller)
+            server, upstream, key = self.resource_target(uri, caller)
             record.update(server=server, upstream_uri=upstream)
             params = types.ReadResourceRequestParams(uri=upstream)  # pyright: ignore[reportArgumentType]
             request = types.ReadResourceRequest(params=params)
@@ -196,8 +196,11 @@ class Federation:
 
         return await self._audited("resource", record, caller, client, run)
 
-    def _resource(self, uri: str, caller: Caller | None) -> tuple[str, str, str]:
-        """(server, upstream URI, drift-guard key) of a wrapped URI the caller may read."""
+    def resource_target(
+        self, uri: str, caller: Caller | None, *, admit: bool = True
+    ) -> tuple[str, str, str]:
+        """(server, upstream URI, drift-guard key) of a wrapped URI the caller may read (with
+        ``admit``, refused when the drift guard holds it)."""
         split = split_wrapped(uri) if len(uri) <= MAX_URI_CHARS else None
         if split is None:
             raise ToolNotFound(
@@ -229,7 +232,8 @@ class Federation:
                     f"{len(templates)} templates); list them with resources/list"
                 )
             key = listing_key("template", template)
-        self._admit(server, key, f"resource {upstream[:300]!r} of server {server!r}")
+        if admit:
+            self._admit(server, key, f"resource {upstream[:300]!r} of server {server!r}")
         return server, upstream, key
 
     # -- shared -------------------------------------------------------------------------------

@@ -33,7 +33,7 @@ from cartograph.access.guard import Access, Caller
 from cartograph.access.http import AuthMiddleware, caller_of
 from cartograph.errors import AuthError, CartographError, RateLimited
 from cartograph.proxy.core import Proxy
-from cartograph.proxy.front import register_federation
+from cartograph.proxy.front import FrontServer, register_federation
 from cartograph.proxy.http_limit import BodyLimit
 from cartograph.proxy.stdio import bounded_stdio_server
 from cartograph.upstream.chain import meta_chain
@@ -115,9 +115,10 @@ def build_server(
             with anyio.CancelScope(shield=True), anyio.move_on_after(15):
                 await proxy.release_client(key)
 
-    server: Server[Any, Any] = Server(
+    server = FrontServer(
         "cartograph", version=_version(), instructions=INSTRUCTIONS, lifespan=client_lifespan
     )
+    server.subscribe = proxy.settings.mode == "pooled"
 
     def client_key() -> str:
         return str(server.request_context.lifespan_context["client"])

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import copy
 import json
+import subprocess
+import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -15,6 +17,7 @@ from typing import Any
 import anyio
 import pytest
 from mcp import ClientSession, McpError, types
+from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.memory import create_connected_server_and_client_session
 from proxykit import Env
 
@@ -33,6 +36,7 @@ from cartograph.upstream.snapshot import ServerSnapshot, Snapshot
 pytestmark = [pytest.mark.anyio, pytest.mark.fleet]
 
 DOC = "demo://resource/static/document/architecture.md"
+CARTOGRAPH = str(Path(sys.executable).with_name("cartograph"))
 
 
 @pytest.fixture(scope="module")
@@ -245,3 +249,54 @@ async def test_one_shot_mode_does_not_offer_subscriptions(
     assert caps is not None and caps.resources is not None and not caps.resources.subscribe
     assert "pooled" in why
     assert read.contents  # reads work in one-shot mode, through a session of their own
+
+
+async def test_cartograph_serve_over_http_answers_prompts_resources_and_subscriptions(
+    env: Env, example_config: Path, everything: ServerSnapshot
+) -> None:
+    sign(env, everything)
+    args = ["--home", str(env.ws.root), "serve", "--transport", "http", "--insecure-open"]
+    args += ["--port", "0", "--config", str(example_config)]
+    proc = subprocess.Popen([CARTOGRAPH, *args], stderr=subprocess.PIPE, text=True)
+    heard = anyio.Event()
+
+    async def on_message(message: Any) -> None:
+        if isinstance(message, types.ServerNotification) and isinstance(
+            message.root, types.ResourceUpdatedNotification
+        ):
+            heard.set()
+
+    try:
+        url = _served_url(proc)
+        async with (
+            streamable_http_client(url) as (read, write, _),
+            ClientSession(read, write, message_handler=on_message) as client,
+        ):
+            with anyio.fail_after(60):
+                await client.initialize()
+                prompts = (await client.list_prompts()).prompts
+                got = await client.get_prompt("everything.args-prompt", {"city": "Porto"})
+                doc = await client.read_resource(wrap_uri("everything", DOC))  # pyright: ignore[reportArgumentType]
+                await client.subscribe_resource(wrap_uri("everything", DOC))  # pyright: ignore[reportArgumentType]
+                await client.call_tool(
+                    "call", {"server": "everything", "tool": "toggle-subscriber-updates"}
+                )
+                await heard.wait()
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+        assert proc.stderr is not None
+        proc.stderr.close()
+    assert "everything.args-prompt" in {p.name for p in prompts}
+    assert "Porto" in json.dumps(got.model_dump(mode="json"))
+    assert isinstance(doc.contents[0], types.TextResourceContents)
+
+
+def _served_url(proc: subprocess.Popen[str]) -> str:
+    assert proc.stderr is not None
+    seen = []
+    for line in proc.stderr:
+        seen.append(line)
+        if "serving MCP at " in line:
+            return line.rsplit(" ", 1)[1].strip()
+    raise AssertionError("serve did not start: " + "".join(seen))

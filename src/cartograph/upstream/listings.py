@@ -4,7 +4,8 @@
 items as the dicts the server sent (the SDK's models are bypassed, so unknown fields survive).
 :func:`list_listings` asks for prompts/list, resources/list and resources/templates/list of an
 upstream whose capabilities advertise them, and tolerates one that does not answer them (a
-server that advertises resources without templates, say): what it cannot list is ``None``.
+server that advertises resources without templates, say, or answers with a malformed page):
+what it cannot list is ``None``.
 """
 
 from __future__ import annotations
@@ -106,11 +107,14 @@ async def list_listings(
 async def _tolerant(
     session: ClientSession, server: str, method: str
 ) -> list[dict[str, Any]] | None:
-    """The items of ``method``, or None when the upstream refuses the method itself."""
+    """The items of ``method``, or None when the upstream refuses the method or answers it
+    with something that is not a listing (its tools stay usable either way)."""
     try:
         return await list_raw(session, server, method)
     except McpError as exc:
         logger.info(
             "%s: %s not answered (%s); recorded as absent", server, method, exc.error.message
         )
-        return None
+    except UpstreamError as exc:
+        logger.warning("%s: %s is malformed (%s); recorded as absent", server, method, exc.reason)
+    return None

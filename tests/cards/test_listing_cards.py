@@ -7,12 +7,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from cardkit import FIXED_KEY, make_card
 
 from cartograph.cards.codec import read_verified
 from cartograph.cards.listing import listing_key, split_key
 from cartograph.cards.seal import card_version_digest, sealed_bytes, sign_card
 from cartograph.cards.shelf import CardShelf
+from cartograph.errors import VerificationError
 from cartograph.gateway.drift import compare
 from cartograph.generate.bootstrap.generator import generate_card
 from cartograph.proxy.addresses import (
@@ -92,12 +94,8 @@ def test_prompt_and_resource_entries_are_written_by_the_operator_and_signed_with
     assert "fill in name" in loaded.resource_templates[0].summary
     tampered = sealed_bytes(signed).replace(b"review code", b"review kode")
     assert tampered != sealed_bytes(signed)
-    try:
+    with pytest.raises(VerificationError, match="does not match"):
         read_verified(tampered, trust(), source="demo.card.json")
-    except Exception as exc:  # noqa: BLE001 - any refusal will do; the seal tests name it
-        assert "does not match" in str(exc)
-    else:
-        raise AssertionError("a changed prompt summary verified")
     assert CardShelf({"demo": signed}).head("demo") == signed.model_copy(update={"tools": []})
 
 

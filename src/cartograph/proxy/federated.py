@@ -73,9 +73,12 @@ class Federation:
                 yield server, head
 
     def _visible(self, caller: Caller | None, server: str, key: str, prompt: str = "") -> bool:
+        """Whether ``caller`` may see the entry ``key`` of ``server`` (a prompt is matched by
+        its name like a tool, a resource by its server) and the drift guard does not hold it."""
         if caller is not None and caller.policy != ALLOW_ALL:
-            seen = caller.policy.permits(server, prompt) if prompt else None
-            if not (seen if seen is not None else caller.policy.may_see_server(server)):
+            policy = caller.policy
+            allowed = policy.permits(server, prompt) if prompt else policy.may_see_server(server)
+            if not allowed:
                 return False
         return self.proxy.guard.held(server, key) is None
 

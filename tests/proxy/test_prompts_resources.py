@@ -19,7 +19,7 @@ import pytest
 from mcp import ClientSession, McpError, types
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.memory import create_connected_server_and_client_session
-from proxykit import Env
+from proxykit import Env, data
 
 from cartograph.access import Access, Caller, Policy
 from cartograph.config import load_config
@@ -89,6 +89,7 @@ async def test_prompts_and_resources_are_listed_got_and_read_under_qualified_nam
             dynamic = next(t for t in templates if "dynamic%2Ftext" in t.uriTemplate)
             expanded = dynamic.uriTemplate.replace("{resourceId}", "7")
             read_dyn = await client.read_resource(expanded)  # pyright: ignore[reportArgumentType]
+            status = data(await client.call_tool("status", {}))
     assert init_caps is not None and init_caps.prompts is not None
     assert init_caps.resources is not None
     by_name = {p.name: p for p in prompts}
@@ -110,6 +111,9 @@ async def test_prompts_and_resources_are_listed_got_and_read_under_qualified_nam
     assert str(doc.uri) == wrap_uri("everything", DOC)
     assert isinstance(read_dyn.contents[0], types.TextResourceContents)
     assert "7" in read_dyn.contents[0].text
+    row = next(r for r in status["servers"] if r["server"] == "everything")
+    assert row["prompts"] == len(prompts)
+    assert row["resources"] == len(resources) + len(templates)
     events = [e for e in audit(env) if e["event"] in ("prompt", "resource")]
     assert [(e["event"], e["server"], e["outcome"]) for e in events] == [
         ("prompt", "everything", "ok"),

@@ -151,12 +151,17 @@ class CardGuard:
         self.catalog = catalog
         self.quarantine = quarantine
 
-    def check(self, server: str, tools: list[dict[str, Any]]) -> None:
+    def check(
+        self,
+        server: str,
+        tools: list[dict[str, Any]],
+        listings: dict[str, list[dict[str, Any]]] | None = None,
+    ) -> None:
         card = self.catalog.cards.get(server)
         if card is None:
             logger.info("%s: no signed card; nothing of it is callable", server)
             return
-        self.quarantine.apply(card, tools)
+        self.quarantine.apply(card, tools, listings)
 
     def held(self, server: str, tool: str) -> HeldTool | None:
         """The quarantine entry of a tool, after lifting it if a newer card re-attested it."""

@@ -1,4 +1,5 @@
-"""The proxy's three operations, independent of MCP: discover, status and call.
+"""The proxy's three operations, independent of MCP: discover, status and call (and, in
+:mod:`cartograph.proxy.federated`, the upstreams' prompts and resources).
 
 :class:`Proxy` wires the verified cards, the drift guard and quarantine, the resolver, the
 audit log and a gateway together. The MCP server in :mod:`cartograph.proxy.server` is a thin
@@ -36,6 +37,7 @@ from cartograph.gateway.pool import PooledGateway
 from cartograph.index.answer import DiscoverAnswer
 from cartograph.index.names import Method
 from cartograph.proxy.catalog import CardCatalog, CardGuard
+from cartograph.proxy.federated import Federation
 from cartograph.proxy.limits import (
     BoundedAudit,
     InputLimits,
@@ -49,6 +51,7 @@ from cartograph.proxy.offers import OfferBook, new_discover_id
 from cartograph.proxy.resolver import Opener, Resolver, default_opener
 from cartograph.proxy.settings import MODES
 from cartograph.proxy.status import StatusAnswer, build_status
+from cartograph.proxy.subscriptions import Subscriptions
 from cartograph.proxy.validate import validate_arguments
 from cartograph.storage import Store, open_store
 from cartograph.upstream.chain import call_meta, loop_problem, workspace_id
@@ -105,11 +108,17 @@ class Proxy:
         )
         self.configured = configured
         self.started = time.time()
+        self.federation = Federation(self)  # the upstreams' prompts and resources
+        self.subscriptions = Subscriptions(self)
         limits = self.settings.limits
         self.gateway: PooledGateway | OneShotGateway
         if self.settings.mode == "pooled":
             self.gateway = PooledGateway(
-                connector, limits=limits, guard=self.guard, per_client=self.settings.per_client
+                connector,
+                limits=limits,
+                guard=self.guard,
+                per_client=self.settings.per_client,
+                events=self.subscriptions,
             )
         else:
             self.gateway = OneShotGateway(
@@ -139,6 +148,7 @@ class Proxy:
     async def release_client(self, client: str) -> None:
         """A client disconnected: close the upstream sessions that were its own."""
         self.offers.forget(client)
+        self.subscriptions.release(client)
         if isinstance(self.gateway, PooledGateway):
             await self.gateway.release_client(client)
 

@@ -71,6 +71,14 @@ class CardCatalog:
         The store and the key files are looked at no more than once per ``REFRESH_INTERVAL``
         seconds, so a re-attestation takes effect within that time without costing every call.
         """
+        return self._look()
+
+    def poll(self) -> bool:
+        """:meth:`refresh` for tools/list and the background watch (proxy/brief.py), apart from
+        discover's and call's own refreshes so that those can be counted."""
+        return self._look()
+
+    def _look(self) -> bool:
         now = time.monotonic()
         if self._stamp is not None and now - self._checked_at < REFRESH_INTERVAL:
             return False

@@ -36,6 +36,7 @@ from cartograph.gateway.oneshot import OneShotGateway
 from cartograph.gateway.pool import PooledGateway
 from cartograph.index.answer import DiscoverAnswer
 from cartograph.index.names import Method
+from cartograph.proxy.brief import ListWatch, watch_catalog
 from cartograph.proxy.catalog import CardCatalog, CardGuard
 from cartograph.proxy.federated import Federation
 from cartograph.proxy.limits import (
@@ -109,6 +110,8 @@ class Proxy:
         self.configured = configured
         self.started = time.time()
         self.federation = Federation(self)  # the upstreams' prompts and resources
+        self.list_watches: list[ListWatch] = []  # one per MCP server object (proxy/brief.py)
+        self.briefs: dict[tuple[Any, ...], str] = {}  # discover's catalog paragraph, by policy
         self.subscriptions = Subscriptions(self)
         limits = self.settings.limits
         self.gateway: PooledGateway | OneShotGateway
@@ -139,6 +142,7 @@ class Proxy:
         try:
             async with anyio.create_task_group() as tg:
                 tg.start_soon(self._warm_index)
+                tg.start_soon(watch_catalog, self)
                 async with self.gateway:
                     yield self
                 tg.cancel_scope.cancel()

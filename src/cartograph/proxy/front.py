@@ -21,6 +21,7 @@ from typing import Any
 
 from mcp import McpError, types
 from mcp.server.lowlevel import NotificationOptions, Server
+from mcp.server.models import InitializationOptions
 
 from cartograph.access.guard import Access, Caller
 from cartograph.errors import AccessDenied, CartographError, ToolNotFound, UpstreamError
@@ -99,6 +100,21 @@ class FrontServer(Server[Any, Any]):
     (the SDK's own capabilities never do)."""
 
     subscribe: bool = False
+
+    def create_initialization_options(
+        self,
+        notification_options: NotificationOptions | None = None,
+        experimental_capabilities: dict[str, dict[str, Any]] | None = None,
+    ) -> InitializationOptions:
+        """Advertise ``listChanged`` for tools, prompts and resources: the proxy tells listed
+        sessions when its card set changes (:mod:`cartograph.proxy.brief`)."""
+        if notification_options is None:
+            notification_options = NotificationOptions(
+                prompts_changed=True, resources_changed=True, tools_changed=True
+            )
+        return super().create_initialization_options(
+            notification_options, experimental_capabilities
+        )
 
     def get_capabilities(
         self, notification_options: NotificationOptions, experimental_capabilities: dict[str, Any]

@@ -32,6 +32,7 @@ from mcp.server.transport_security import TransportSecuritySettings
 from cartograph.access.guard import Access, Caller
 from cartograph.access.http import AuthMiddleware, caller_of
 from cartograph.errors import AuthError, CartographError, RateLimited
+from cartograph.proxy.brief import ListWatch, discover_description, proxy_brief
 from cartograph.proxy.core import Proxy
 from cartograph.proxy.front import FrontServer, register_federation
 from cartograph.proxy.http_limit import BodyLimit
@@ -131,9 +132,15 @@ def build_server(
             raise AuthError("no authenticated client for this request")
         return found
 
+    watch = ListWatch()
+    proxy.list_watches.append(watch)
+
     @server.list_tools()
     async def list_tools() -> list[types.Tool]:
-        return TOOLS
+        watch.remember(server.request_context.session)
+        brief = await anyio.to_thread.run_sync(proxy_brief, proxy, current_caller())
+        described = TOOLS[0].model_copy(update={"description": discover_description(brief)})
+        return [described, *TOOLS[1:]]
 
     # The SDK's own input validation re-checks the meta-schema on every call (~7 ms); ours
     # compiles each of the three schemas once.

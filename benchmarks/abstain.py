@@ -106,6 +106,18 @@ def main(argv: list[str] | None = None) -> int:
                 "abstained": round(rate(values, threshold, below=True), 3),
             }
         )
+    tradeoff = []
+    for budget in (0.01, 0.02, 0.05, 0.10):
+        tau = choose({n: cosines[n] for n in TUNE_REAL if n in cosines}, budget)
+        tests = [cosines[n] for n in TEST_REAL if n in cosines]
+        tradeoff.append(
+            {
+                "max_false": budget,
+                "threshold": round(tau, 4),
+                "false_abstentions_test": round(rate(np.concatenate(tests), tau, below=True), 3),
+                "false_answers_test": round(rate(cosines["impossible-test"], tau, below=False), 3),
+            }
+        )
     report = {
         "model": embedder.model,
         "method": args.method,
@@ -113,6 +125,7 @@ def main(argv: list[str] | None = None) -> int:
         "max_false": args.max_false,
         "threshold": round(threshold, 4),
         "rows": rows,
+        "tradeoff": tradeoff,
     }
     print_table(report)
     if args.json:
@@ -132,6 +145,13 @@ def print_table(report: dict) -> None:
             f"{r['median_best_cosine']:>10.3f} {r['abstained']:>9.1%}"
         )
     print("real: abstained = false abstentions; impossible: 1 - abstained = false answers")
+    head = ("tune budget", "threshold", "false abst. (test)", "false ans. (test)")
+    print("\n" + " ".join(f"{h:>{w}}" for h, w in zip(head, (11, 9, 18, 17), strict=True)))
+    for r in report["tradeoff"]:
+        print(
+            f"{r['max_false']:>11.0%} {r['threshold']:>9.4f} {r['false_abstentions_test']:>18.1%} "
+            f"{r['false_answers_test']:>17.1%}"
+        )
 
 
 if __name__ == "__main__":

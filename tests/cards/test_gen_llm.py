@@ -24,6 +24,7 @@ from cartograph.generate.llm.prompt import (
     check_answer,
     parse_answer,
     tool_hint,
+    with_siblings,
 )
 from cartograph.generate.text import shared_run, tokenise
 from cartograph.storage import load_verified
@@ -98,6 +99,21 @@ def test_model_directed_publisher_text_never_reaches_the_prompt() -> None:
     assert "do not tell the user" not in prompt
     assert "Full-text search over all notes" in prompt
     assert hint.dropped and "important" in hint.dropped[0].reason
+
+
+def test_the_prompt_names_the_closest_siblings_to_tell_the_tool_apart() -> None:
+    hints = [
+        tool_hint({"name": "list_notes", "description": "Lists notes."}),
+        tool_hint({"name": "list_notebooks", "description": "Lists notebooks."}),
+        tool_hint({"name": "delete_tag", "description": "Deletes a tag."}),
+    ]
+    summaries = ["List the notes.", "List the notebooks.", "Delete a tag."]
+    framed = with_siblings(hints, summaries, k=1)
+    assert framed[0].siblings == ("list_notebooks: List the notebooks.",)
+    prompt = build_messages("notes", framed[0])[1]["content"]
+    assert "Sibling tools on this server" in prompt and "list_notebooks" in prompt
+    assert "sets it apart" in build_messages("notes", framed[0])[0]["content"]
+    assert framed[0].context_digest() != framed[1].context_digest()  # part of the cache key
 
 
 def test_an_answer_copying_eight_publisher_words_is_rejected() -> None:

@@ -34,7 +34,12 @@ class ToolEntry(_Strict):
     summary: str = Field(min_length=1, description="Operator-written, one or two sentences.")
     usage: str = Field(default="", description="When to use it, what it needs, what it returns.")
     examples: list[ToolExample] = Field(default_factory=list)
-    tags: list[str] = Field(default_factory=list)
+    tags: list[str] = Field(default_factory=list, description="A few topic words.")
+    keywords: list[str] = Field(
+        default_factory=list,
+        description="Ranking-only words (product names, synonyms, hints): read by the lexical "
+        "index, never shown to an agent.",
+    )
     input_schema: dict[str, Any] = Field(default_factory=dict)
     input_schema_hash: str
     description_hash: str = Field(description="sha256 of the publisher description (hint only).")
@@ -106,5 +111,12 @@ class Card(_Strict):
         return None
 
     def unsigned_payload(self) -> dict[str, Any]:
-        """The JSON object the signature covers: the card without its signature block."""
-        return self.model_dump(mode="json", exclude={"signature"})
+        """The JSON object the signature covers: the card without its signature block.
+
+        An empty ``keywords`` list is left out, so cards signed before the field existed keep
+        verifying."""
+        payload = self.model_dump(mode="json", exclude={"signature"})
+        for tool in payload["tools"]:
+            if not tool.get("keywords"):
+                tool.pop("keywords", None)
+        return payload

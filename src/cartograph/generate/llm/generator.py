@@ -40,6 +40,7 @@ from cartograph.generate.llm.prompt import (
     summary_key,
     tool_hint,
     wire_schema,
+    with_siblings,
 )
 from cartograph.generate.text import identifier_phrase
 from cartograph.upstream.snapshot import ServerSnapshot
@@ -166,9 +167,12 @@ class _Job:
 
     async def server(self, server: ServerSnapshot, created_at: str, snap: str | None) -> None:
         base = generate_card(server, created_at=created_at, snapshot_hash=snap)
+        hints = with_siblings(
+            [tool_hint(t) for t in server.tools], [e.summary for e in base.card.tools]
+        )
         slots = [
-            _Slot(hint, entry, self._key(server.name, entry))
-            for hint, entry in zip(map(tool_hint, server.tools), base.card.tools, strict=True)
+            _Slot(hint, entry, self._key(server.name, entry, hint))
+            for hint, entry in zip(hints, base.card.tools, strict=True)
         ]
         async with anyio.create_task_group() as tg:
             for slot in slots:
@@ -195,14 +199,14 @@ class _Job:
         card = base.card.model_copy(update={"tools": entries, "provenance": Provenance(**prov)})
         self.out.cards[server.name] = GeneratedCard(card, base.report)
 
-    def _key(self, server: str, entry: ToolEntry) -> CacheKey:
+    def _key(self, server: str, entry: ToolEntry, hint: ToolHint) -> CacheKey:
         return CacheKey(
             server,
             entry.name,
             entry.input_schema_hash,
             entry.description_hash,
             self.settings.model,
-            PROMPT_VERSION,
+            f"{PROMPT_VERSION}+{hint.context_digest()}",
         )
 
     async def _first_answer(self, server: str, slot: _Slot) -> None:
@@ -325,6 +329,7 @@ def _entry(base: ToolEntry, answer: dict[str, Any], generator: str) -> ToolEntry
         usage=answer["usage"],
         examples=[ToolExample(task=t, arguments=dict(arguments)) for t in answer["example_tasks"]],
         tags=list(answer["tags"]),
+        keywords=list(base.keywords),
         input_schema=base.input_schema,
         input_schema_hash=base.input_schema_hash,
         description_hash=base.description_hash,

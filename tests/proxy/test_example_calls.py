@@ -24,6 +24,7 @@ from cartograph.gateway.base import Limits
 from cartograph.generate.attest import attest_snapshot
 from cartograph.generate.bootstrap.generator import generate_card
 from cartograph.generate.text import split_identifier
+from cartograph.storage import open_store
 from cartograph.trust.lifecycle import init_key
 from cartograph.upstream.connect import snapshot_servers
 from cartograph.workspace import Workspace
@@ -53,7 +54,7 @@ async def test_every_read_only_example_tool_accepts_its_card_example(
     outcome = await snapshot_servers(list(fleet.servers.values()), timeout=60.0, concurrency=8)
     assert not outcome.failures, outcome.failures
     ws = Workspace(tmp_path / "home").ensure()
-    result = attest_snapshot(ws, outcome.snapshot, init_key(ws))
+    result = attest_snapshot(ws, outcome.snapshot, init_key(ws), store=open_store(ws))
     assert not result.failed, result.failed
     reports = {
         name: generate_card(server, created_at="2026-01-01T00:00:00Z").report

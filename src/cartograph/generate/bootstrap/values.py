@@ -110,8 +110,8 @@ def _by_role(words: list[str], description: str, context: frozenset[str]) -> str
         return "HEAD"
     if "sql" in named or (named & {"query", "statement", "sql"} and _SQL.search(description)):
         return "SELECT 1"
-    if named & _REPO_WORDS and (named & {"path", "dir"} or "repo" in named):
-        return "."
+    if named & _REPO_WORDS and (named & {"path", "dir"} or ("repo" in named and vcs)):
+        return "."  # a local checkout; a bare "repo" next to an owner is a repository name
     if named & _PATH_WORDS:
         folder = named & {"dir", "directory", "folder"} or context & _FOLDER_WORDS
         return "." if folder else "README.md"

@@ -15,14 +15,19 @@ from llm_server import LLMServer, free_port, llm_install, running_llm_server
 from cartograph.canonical import sha256_json
 from cartograph.cli import main
 from cartograph.errors import ConfigError
+from cartograph.generate.llm.answer import (
+    MAX_SHARED_WORDS,
+    AnswerRejected,
+    check_answer,
+    judge,
+    parse_answer,
+)
 from cartograph.generate.llm.cache import CacheKey, LLMCache
 from cartograph.generate.llm.client import settings_from
 from cartograph.generate.llm.prompt import (
-    MAX_SHARED_WORDS,
-    AnswerRejected,
+    EXAMPLE_ANSWER,
+    EXAMPLE_FACTS,
     build_messages,
-    check_answer,
-    parse_answer,
     tool_hint,
     with_siblings,
 )
@@ -110,7 +115,7 @@ def test_the_prompt_names_the_closest_siblings_to_tell_the_tool_apart() -> None:
     summaries = ["List the notes.", "List the notebooks.", "Delete a tag."]
     framed = with_siblings(hints, summaries, k=1)
     assert framed[0].siblings == ("list_notebooks: List the notebooks.",)
-    prompt = build_messages("notes", framed[0])[1]["content"]
+    prompt = build_messages("notes", framed[0])[-1]["content"]
     assert "Sibling tools on this server" in prompt and "list_notebooks" in prompt
     assert "sets it apart" in build_messages("notes", framed[0])[0]["content"]
     assert framed[0].context_digest() != framed[1].context_digest()  # part of the cache key
@@ -160,7 +165,7 @@ def test_a_colliding_summary_is_rejected_and_the_collision_named_in_the_prompt()
         "tags": [],
     }
     assert any("same as tool create_note" in p for p in check_answer(answer, hint, taken))
-    prompt = build_messages("notes", hint, taken=taken, problems=["summary too short"])[1]
+    prompt = build_messages("notes", hint, taken=taken, problems=["summary too short"])[-1]
     assert "Collision: tool create_note" in prompt["content"]
     assert "'Stores a note in the notebook.'" in prompt["content"]
     assert "summary too short" in prompt["content"]
@@ -193,6 +198,53 @@ def test_an_answer_in_a_code_fence_is_read_and_normalised() -> None:
         "example_tasks": ["Delete note 7"],
         "tags": ["notes"],
     }
+
+
+def test_the_chat_opens_with_one_worked_example_in_the_exact_answer_format() -> None:
+    messages = build_messages("notes", tool_hint(notes_tools()[0]))
+    assert [m["role"] for m in messages] == ["system", "user", "assistant", "user"]
+    assert messages[1]["content"] == EXAMPLE_FACTS and "Sibling tools" in EXAMPLE_FACTS
+    assert parse_answer(messages[2]["content"]) == EXAMPLE_ANSWER
+    assert "create_note" in messages[3]["content"] and "create_note" not in messages[1]["content"]
+    copied = {**EXAMPLE_ANSWER, "summary": EXAMPLE_ANSWER["summary"].replace("meetings", "notes")}
+    problems = check_answer(copied, tool_hint(notes_tools()[0]))
+    assert any("copies the worked example" in p for p in problems), problems
+
+
+def test_each_field_is_judged_alone_and_a_field_that_passed_is_kept() -> None:
+    hint = tool_hint(notes_tools()[2])
+    good: dict[str, Any] = {}
+    first = json.dumps(
+        {
+            "summary": "Removes one stored note by its id.",
+            "usage": "You must always call this tool first.",
+            "example_tasks": [],
+            "tags": ["notes"],
+        }
+    )
+    bad = judge(first, hint, (), good)
+    assert set(good) == {"summary", "tags"}
+    assert set(bad) == {"usage", "example_tasks"}
+    assert "gives orders" in bad["usage"] and "example_tasks" in bad["example_tasks"]
+    second = json.dumps(
+        {"summary": "x", "usage": "Needs the note's id.", "example_tasks": [], "tags": []}
+    )
+    assert set(judge(second, hint, (), good)) == {"example_tasks"}
+    assert good["summary"] == "Removes one stored note by its id."  # the first good one stays
+    assert good["usage"] == "Needs the note's id."
+    assert set(judge("not json at all", hint, (), good)) == {"example_tasks"}
+    with pytest.raises(AnswerRejected):
+        parse_answer(second)
+
+
+def test_the_cache_key_follows_which_siblings_are_named_not_their_summaries() -> None:
+    hints = [tool_hint(t) for t in notes_tools()]
+    a = with_siblings(hints, ["Add a note.", "Find notes.", "Remove a note."])
+    b = with_siblings(hints, ["Add a note.", "Find notes by words.", "Remove a note."])
+    assert a[0].siblings != b[0].siblings  # the prompt shows the new summary ...
+    assert a[0].context_digest() == b[0].context_digest()  # ... the key stays
+    fewer = with_siblings(hints, ["Add a note.", "Find notes.", "Remove a note."], k=1)
+    assert fewer[0].context_digest() != a[0].context_digest()
 
 
 # ---------------------------------------------------------------- cache and settings

@@ -61,7 +61,7 @@ _QUERIES = QueryCache()  # one per process: keyed by model id, so indexes may sh
 logger = logging.getLogger(__name__)
 
 INDEX_FORMAT = "cartograph.index/1"
-DOCUMENTS_VERSION = 2  # bump when documents.py composes text differently
+DOCUMENTS_VERSION = 3  # bump when documents.py composes text differently
 MANIFEST = "manifest.json"
 
 

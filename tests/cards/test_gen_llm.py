@@ -15,10 +15,12 @@ from llm_server import LLMServer, free_port, llm_install, running_llm_server
 from cartograph.canonical import sha256_json
 from cartograph.cli import main
 from cartograph.errors import ConfigError
+from cartograph.generate.bootstrap.generator import generate_card
 from cartograph.generate.llm.answer import (
     MAX_SHARED_WORDS,
     AnswerRejected,
     check_answer,
+    check_fields,
     judge,
     parse_answer,
 )
@@ -209,6 +211,11 @@ def test_the_chat_opens_with_one_worked_example_in_the_exact_answer_format() -> 
     copied = {**EXAMPLE_ANSWER, "summary": EXAMPLE_ANSWER["summary"].replace("meetings", "notes")}
     problems = check_answer(copied, tool_hint(notes_tools()[0]))
     assert any("copies the worked example" in p for p in problems), problems
+    assert any("come from the worked example" in p for p in problems), problems
+    calendar = tool_hint({"name": "add_to_calendar", "description": "Adds a calendar entry."})
+    own = {**EXAMPLE_ANSWER, "summary": "Puts one entry in the calendar.", "usage": "x"}
+    own.update(example_tasks=["Book Tuesday at noon"], tags=["calendar"])
+    assert check_answer(own, calendar) == []  # its own topic, though the example has it too
 
 
 def test_each_field_is_judged_alone_and_a_field_that_passed_is_kept() -> None:
@@ -415,6 +422,7 @@ def test_bootstrap_with_the_llm_generator_signs_model_written_cards(tmp_path, ll
     written = [t for t in card.tools if t.generator == llm_id]
     assert written, f"the model wrote no entry: {usage['fallbacks']}"
     assert usage["generated"] == len(written)
+    _check_model_fields(card, usage)
     for tool in notes_tools():  # code copies the contract, never the model
         entry = by_name[tool["name"]]
         assert entry.input_schema == tool["inputSchema"]
@@ -468,6 +476,37 @@ def test_bootstrap_with_the_llm_generator_signs_model_written_cards(tmp_path, ll
     usage3 = json.loads(third.stdout)["llm"]
     assert usage3["cache_hits"] == len(written) - 1
     assert usage3["requests"] >= 1
+
+
+def _check_model_fields(card: Any, usage: dict[str, Any]) -> None:
+    """Fields reported as fallen back carry the bootstrap text; every other field of a
+    model-written entry passes the answer checks on its own; the model wrote some field."""
+    server = ServerSnapshot(name="notes", tools=notes_tools(), transport="stdio", endpoint="x")
+    base = {e.name: e for e in generate_card(server, created_at="2026-11-30T00:00:00Z").card.tools}
+    hints = {h.name: h for h in map(tool_hint, notes_tools())}
+    kept = usage["field_fallbacks"].get("notes", {})
+    model_fields = 0
+    for entry in card.tools:
+        if entry.generator == BOOTSTRAP_ID:
+            assert entry.name not in kept
+            continue
+        for name, value in _fields(entry).items():
+            if name in kept.get(entry.name, {}):
+                was = _fields(base[entry.name])[name]  # a colliding summary may gain "Tool: ..."
+                assert value == was or (name == "summary" and value.startswith(was)), name
+                continue
+            model_fields += 1
+            assert not check_fields({name: value}, hints[entry.name]), (entry.name, name, value)
+    assert model_fields > 0
+
+
+def _fields(entry: Any) -> dict[str, Any]:
+    return {
+        "summary": entry.summary,
+        "usage": entry.usage,
+        "example_tasks": [ex.task for ex in entry.examples],
+        "tags": entry.tags,
+    }
 
 
 @pytest.mark.slow

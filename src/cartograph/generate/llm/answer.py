@@ -192,7 +192,19 @@ def check_fields(
     for other, other_summary in taken:
         if mine and summary_key(other_summary) == mine:
             found.setdefault("summary", []).append(f"summary is the same as tool {other}'s")
+    borrowed = _example_tags(answer.get("tags", []), hint)
+    if borrowed:
+        found.setdefault("tags", []).append(
+            f"tags {', '.join(borrowed)} come from the worked example; tag this tool's own topics"
+        )
     return found
+
+
+def _example_tags(tags: list[str], hint: ToolHint) -> list[str]:
+    """The worked example's tags in ``tags`` that nothing about this tool mentions."""
+    own = {w for source in hint.sources for w in source}
+    own |= set(tokenise(f"{hint.name} {hint.title or ''} {' '.join(hint.params)} {hint.hint}"))
+    return [t for t in tags if t in EXAMPLE_ANSWER["tags"] and not set(tokenise(t)) <= own]
 
 
 def _text_problems(label: str, text: str, hint: ToolHint) -> list[str]:

@@ -28,9 +28,10 @@ from click.testing import CliRunner
 
 from cartograph.cli import main as cli
 from cartograph.evaluate.tokenizers import TOKENIZERS, load_tokenizer
-from cartograph.evaluate.tokens import TokenReport, example_tasks, measure
+from cartograph.evaluate.tokens import TokenReport, example_tasks
 from cartograph.generate.attest import attest_snapshot
 from cartograph.index import open_index
+from cartograph.proxy.memory import measure_tokens
 from cartograph.storage import load_verified, open_store
 from cartograph.trust.lifecycle import init_key
 from cartograph.upstream.snapshot import load_snapshot, save_snapshot
@@ -101,7 +102,7 @@ def main() -> int:
             ws = build(Path(tmp) / f"home{i}")
             print(f"{name}: workspace in {time.perf_counter() - started:.1f} s", file=sys.stderr)
             tasks = example_tasks(load_verified(ws).cards, args.tasks)
-            reports = anyio.run(lambda ws=ws, tasks=tasks: measure(ws, tasks, tok, args.k))
+            reports = anyio.run(lambda ws=ws, tasks=tasks: measure_tokens(ws, tasks, tok, args.k))
             rows.extend(row(name, r) for r in reports)
     cols = [
         ("catalog", 14), ("k", 3), ("tools", 6), ("direct_tools_list", 18), ("tokens_per_tool", 8),

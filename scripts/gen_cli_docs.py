@@ -3,7 +3,7 @@
     .venv/bin/python scripts/gen_cli_docs.py          # rewrite docs/cli.md
     .venv/bin/python scripts/gen_cli_docs.py --check  # exit 1 when docs/cli.md is out of date
 
-tests/test_cli_docs.py runs the check.
+tests/package/test_cli_docs.py runs the check.
 """
 
 from __future__ import annotations

@@ -17,7 +17,8 @@ from pathlib import Path
 
 import pytest
 from accesskit import served  # noqa: F401  (fixture: a real `serve --transport http` with keys)
-from pgkit import pg_server, pg_url  # noqa: F401  (fixtures: a real PostgreSQL + pgvector)
+from indexkit import cards, embedder, index  # noqa: F401  (fixtures: small signed cards, index)
+from pgkit import pg_cards, pg_server, pg_url, pg_ws  # noqa: F401  (fixtures: real PostgreSQL)
 from processkit import child_pids
 from proxykit import env, golden_home  # noqa: F401  (fixtures: signed chaos-upstream workspaces)
 

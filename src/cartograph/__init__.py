@@ -1,8 +1,8 @@
 """Cartograph: a federated MCP proxy that ranks tools by signed capability cards.
 
 The curated public API is :data:`__all__`; names resolve lazily on first access so that
-``import cartograph`` (and the CLI) stays cheap. ``tests/test_public_api.py`` fails when the list
-changes by accident.
+``import cartograph`` (and the CLI) stays cheap. ``tests/package/test_public_api.py`` fails when
+the list changes by accident.
 """
 
 from __future__ import annotations

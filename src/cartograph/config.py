@@ -2,9 +2,9 @@
 
 Owns parsing (JSON, or JSON with comments and trailing commas as VS Code writes it), the
 ``${VAR}`` interpolation, the typed models :class:`StdioUpstream` and :class:`HttpUpstream`, and
-which transport each model opens (:mod:`cartograph.upstream.transports`: an async context manager
+which transport each model opens (:mod:`cartograph.transport.streams`: an async context manager
 yielding the SDK's read/write streams, so session code never knows the transport) and how it
-names itself in snapshots and cards without secrets (:mod:`cartograph.upstream.endpoint`).
+names itself in snapshots and cards without secrets (:mod:`cartograph.transport.endpoint`).
 
 Shapes read::
 
@@ -36,9 +36,9 @@ from urllib.parse import urlsplit
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from cartograph.errors import ConfigError
-from cartograph.upstream import transports
-from cartograph.upstream.endpoint import command_identity, redact_url
-from cartograph.upstream.transports import TransportStreams
+from cartograph.transport import streams as transports
+from cartograph.transport.endpoint import command_identity, redact_url
+from cartograph.transport.streams import TransportStreams
 
 SERVER_NAME_RE = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
 TransportKind = Literal["stdio", "http", "sse"]

@@ -15,7 +15,7 @@ from cartograph.errors import UsageError
 from cartograph.storage import load_verified, open_store
 from cartograph.trust.keys import load_key
 from cartograph.trust.lifecycle import init_key, trust_key
-from cartograph.trust.revocation import revoke_key
+from cartograph.trust.revoke import revoke_key
 from cartograph.workspace import Workspace
 
 PAST = "2026-06-01T00:00:00Z"

@@ -13,7 +13,8 @@ from click.testing import CliRunner
 from cartograph.cli import main
 from cartograph.errors import UsageError
 from cartograph.evaluate.tokenizers import load_tokenizer
-from cartograph.evaluate.tokens import example_tasks, latest_snapshot, measure
+from cartograph.evaluate.tokens import example_tasks, latest_snapshot
+from cartograph.proxy.memory import measure_tokens
 from cartograph.proxy.server import TOOLS
 from cartograph.storage import load_verified
 from cartograph.workspace import Workspace
@@ -48,7 +49,7 @@ def test_direct_side_counts_every_upstream_tools_list_as_sent(home: Path) -> Non
     ws = Workspace(home)
     tok = load_tokenizer("o200k_base")
     tasks = example_tasks(load_verified(ws).cards, 3)
-    (report,) = anyio.run(lambda: measure(ws, tasks, tok, (5,)))
+    (report,) = anyio.run(lambda: measure_tokens(ws, tasks, tok, (5,)))
     raw = json.loads(latest_snapshot(ws).read_text(encoding="utf-8"))["servers"]
     assert set(report.per_server) == set(raw)
     for name, server in raw.items():
@@ -80,7 +81,7 @@ def test_discover_costs_grow_with_k_and_the_proxy_wins_on_the_example_fleet(home
     ws = Workspace(home)
     tok = load_tokenizer("cl100k_base")
     tasks = ["get the current time in Tokyo", "read a file from disk"]
-    one, five = anyio.run(lambda: measure(ws, tasks, tok, (1, 5)))
+    one, five = anyio.run(lambda: measure_tokens(ws, tasks, tok, (1, 5)))
     assert [r.returned for r in one.rows] == [1, 1]
     assert [r.returned for r in five.rows] == [5, 5]
     for small, big in zip(one.rows, five.rows, strict=True):
@@ -142,10 +143,10 @@ def test_discover_leaves_out_the_ranking_keywords_of_usage() -> None:
 
 
 def test_discover_answers_keep_schema_required_and_example(home: Path) -> None:
-    from cartograph.evaluate.tokens import proxy_client
+    from cartograph.proxy.memory import in_memory_client
 
     async def ask() -> dict[str, object]:
-        async with proxy_client(Workspace(home)) as client:
+        async with in_memory_client(Workspace(home)) as client:
             with anyio.fail_after(120):
                 result = await client.call_tool(
                     "discover", {"task": "get the current time in Tokyo", "k": 3}

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from cartograph.cards.model import Card
 from cartograph.cards.seal import sign_card
 from cartograph.generate.bootstrap.generator import generate_cards
+from cartograph.index import Embedder, ToolIndex, load_embedder
 from cartograph.storage import open_store
-from cartograph.trust.keys import OperatorKey
+from cartograph.trust.keys import OperatorKey, public_pem
 from cartograph.upstream.snapshot import ServerSnapshot, Snapshot
 from cartograph.workspace import Workspace
 
@@ -123,16 +126,31 @@ def signed_cards(key: OperatorKey, snap: Snapshot | None = None) -> dict[str, Ca
 
 def write_workspace_cards(ws: Workspace, key: OperatorKey) -> dict[str, Card]:
     """Write the key's public half and signed cards into ``ws``; return the cards."""
-    from cryptography.hazmat.primitives import serialization
-
     ws.ensure()
-    ws.public_key.write_bytes(
-        key.public_key.public_bytes(
-            serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
-        )
-    )
+    ws.public_key.write_bytes(public_pem(key.public_key))
     cards = signed_cards(key)
     store = open_store(ws)
     for card in cards.values():
         store.write_card(card)
     return cards
+
+
+# -- fixtures (registered once, in tests/conftest.py) -----------------------------------------
+
+
+@pytest.fixture(scope="session")
+def embedder() -> Embedder:
+    """The stock embedder (int8 MiniLM), loaded once a session."""
+    return load_embedder("minilm-int8")
+
+
+@pytest.fixture(scope="session")
+def cards() -> dict[str, Card]:
+    """The small realistic card set, signed with :data:`INDEX_KEY`."""
+    return signed_cards(INDEX_KEY)
+
+
+@pytest.fixture(scope="session")
+def index(cards: dict[str, Card], embedder: Embedder) -> ToolIndex:
+    """A file-free index over :func:`cards`."""
+    return ToolIndex.build(cards, embedder)

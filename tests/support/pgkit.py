@@ -16,6 +16,10 @@ from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 import pytest
+from indexkit import INDEX_KEY, write_workspace_cards
+
+from cartograph.cards.model import Card
+from cartograph.workspace import Workspace
 
 
 @pytest.fixture(scope="session")
@@ -74,3 +78,15 @@ def pg_url(pg_server: Any) -> str:
     pg_server.psql(f"CREATE DATABASE {name};")
     parts = urlsplit(pg_server.get_uri())
     return urlunsplit(parts._replace(path=f"/{name}"))
+
+
+@pytest.fixture
+def pg_ws(tmp_path: Path, pg_url: str) -> Workspace:
+    """A home directory (keys) whose cards, index and state live in a fresh database."""
+    return Workspace(tmp_path / "home", store=pg_url)
+
+
+@pytest.fixture
+def pg_cards(pg_ws: Workspace) -> dict[str, Card]:
+    """The small realistic card set, signed and written into the database."""
+    return write_workspace_cards(pg_ws, INDEX_KEY)

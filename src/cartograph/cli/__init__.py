@@ -22,7 +22,7 @@ class Entry(NamedTuple):
 
     module: str
     attr: str
-    summary: str  # the first paragraph of the command's docstring (tests/test_cli.py checks it)
+    summary: str  # the first paragraph of the command's docstring (tests/e2e/test_cli.py checks it)
 
 
 COMMANDS: dict[str, Entry] = {

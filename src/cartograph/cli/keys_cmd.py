@@ -226,7 +226,7 @@ def keys_revoke(app: AppContext, key_id: str, reason: str, as_json: bool) -> Non
     The revocation list is signed by the current operator key. To keep the cards of a key
     you retire, rotate and `cards resign` before revoking it.
     """
-    from cartograph.trust.revocation import revoke_key
+    from cartograph.trust.revoke import revoke_key
 
     revocation = revoke_key(app.workspace, key_id, reason=reason)
     if as_json:
@@ -247,7 +247,7 @@ def keys_revoke(app: AppContext, key_id: str, reason: str, as_json: bool) -> Non
 @handle_errors
 def keys_reset_revocations(app: AppContext, yes: bool) -> None:
     """Issue a new, empty revocation list (when the old one is lost or tampered)."""
-    from cartograph.trust.revocation import reset_revocations
+    from cartograph.trust.revoke import reset_revocations
 
     if not yes:
         raise UsageError("this forgets every revocation; pass --yes, then revoke each key again")

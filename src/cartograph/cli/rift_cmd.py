@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 
 _STYLE = {"HIGH": "bold red", "MEDIUM": "yellow", "LOW": "green"}
 # The rift package loads NumPy and SciPy, so its names are repeated here for --help;
-# tests/rift/test_cli_names.py checks them against cartograph.rift.analyze and .report.
+# tests/cli/test_rift_cmd.py checks them against cartograph.rift.analyze and .report.
 METHODS = ("rift", "cosine", "jaccard")
 FAIL_ON = ("high", "medium", "never")
 MARGIN_SCORES = ("discover", "cosine")

@@ -74,7 +74,8 @@ def tokens(
     import anyio
 
     from cartograph.evaluate.tokenizers import load_tokenizer
-    from cartograph.evaluate.tokens import example_tasks, measure, read_tasks
+    from cartograph.evaluate.tokens import example_tasks, read_tasks
+    from cartograph.proxy.memory import measure_tokens
     from cartograph.storage import open_store
 
     ws = app.workspace
@@ -83,7 +84,7 @@ def tokens(
         tasks = read_tasks(tasks_file)
     else:
         tasks = example_tasks(open_store(ws).load_verified().cards, sample)
-    (report,) = anyio.run(lambda: measure(ws, tasks, tok, (k,), snapshot_path=snapshot_path))
+    (report,) = anyio.run(lambda: measure_tokens(ws, tasks, tok, (k,), snapshot_path=snapshot_path))
     if as_json:
         emit_json(report.to_json())
         return

@@ -7,8 +7,9 @@ exclude_none=True)``).
 - *Direct*: one ``tools/list`` response per upstream, with the tools as recorded in the latest
   snapshot in ``<home>/snapshots/``.
 - *Proxy*: the real proxy's ``tools/list`` response and, per task, its real ``discover``
-  response, taken from a real :class:`~cartograph.proxy.core.Proxy` behind the real MCP server
-  (:func:`~cartograph.proxy.server.build_server`) through an SDK client session in memory.
+  response, read through an SDK client session that the caller hands in
+  (:func:`cartograph.proxy.memory.in_memory_client`: a real proxy behind the real MCP server,
+  in memory); this module knows the client side only.
 
 The completed-task view adds what the proxy costs in an extra turn: the discover call, its
 response, and the context (tools/list + task) sent again. Break-even is the catalog size in
@@ -18,15 +19,13 @@ tools below which exposing everything is cheaper than that.
 from __future__ import annotations
 
 import statistics
-from collections.abc import AsyncIterator, Mapping, Sequence
-from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 import anyio
 from mcp import ClientSession, types
-from mcp.shared.memory import create_connected_server_and_client_session
 
 from cartograph.cards.model import Card
 from cartograph.errors import GatewayError, SnapshotError, UsageError
@@ -172,88 +171,99 @@ def direct_tokens(snapshot: Snapshot, tok: Tokenizer) -> dict[str, int]:
     }
 
 
-@asynccontextmanager
-async def proxy_client(ws: Workspace) -> AsyncIterator[ClientSession]:
-    """A real SDK client session (in memory) on a real proxy over ``ws`` that never calls out."""
-    from cartograph.proxy.core import Proxy
-    from cartograph.proxy.server import build_server
+@dataclass(frozen=True)
+class DirectSide:
+    """What a client receives with every upstream exposed: each server's tools/list response."""
 
-    def no_upstreams(server: str, **_: Any) -> AbstractAsyncContextManager[Any]:
-        raise GatewayError(f"token accounting does not call upstreams (asked for {server})")
+    snapshot: Path
+    per_server: dict[str, int]
+    tools: int
 
-    proxy = Proxy(ws, no_upstreams)
-    async with (
-        proxy.running(),
-        create_connected_server_and_client_session(build_server(proxy)) as client,
-    ):
-        yield client
+    @property
+    def total(self) -> int:
+        return sum(self.per_server.values())
 
 
-async def measure(
-    ws: Workspace,
-    tasks: Sequence[str],
-    tok: Tokenizer,
-    ks: Sequence[int] = (5,),
-    *,
-    snapshot_path: Path | None = None,
-) -> list[TokenReport]:
-    """One :class:`TokenReport` per k over ``tasks``, from the real proxy on ``ws``."""
+def direct_side(
+    ws: Workspace, tasks: Sequence[str], tok: Tokenizer, snapshot_path: Path | None = None
+) -> DirectSide:
+    """The direct side from ``ws``'s latest snapshot (or ``snapshot_path``); refuses no tasks."""
     if not tasks:
         raise UsageError("no tasks to measure: the cards have no example tasks; pass --tasks")
     path = snapshot_path or latest_snapshot(ws)
     snapshot = load_snapshot(path)
     per_server = direct_tokens(snapshot, tok)
     tools = sum(len(s.tools) for n, s in snapshot.servers.items() if n in per_server)
-    direct = sum(per_server.values())
+    return DirectSide(path, per_server, tools)
+
+
+async def measure(
+    client: ClientSession,
+    side: DirectSide,
+    tasks: Sequence[str],
+    tok: Tokenizer,
+    ks: Sequence[int] = (5,),
+) -> list[TokenReport]:
+    """One :class:`TokenReport` per k over ``tasks``: ``side`` against the proxy that ``client``
+    is a session of (the caller connects it: :func:`cartograph.proxy.memory.measure_tokens`
+    does, on a real proxy in memory)."""
+    direct = side.total
+    with anyio.fail_after(60):
+        listed = await client.list_tools()
+    proxy_list = tok.count(response(listed))
     reports = []
-    async with proxy_client(ws) as client:
-        with anyio.fail_after(60):
-            listed = await client.list_tools()
-        proxy_list = tok.count(response(listed))
-        for k in ks:
-            rows, per_tool = [], []
-            for task in tasks:
-                with anyio.fail_after(120):
-                    result = await client.call_tool("discover", {"task": task, "k": k})
-                if result.isError:
-                    raise GatewayError(f"discover failed for {task!r}: {_text(result)}")
-                answer = response(result, request_id=2)
-                returned = _returned(result)
-                d = tok.count(answer)
-                if returned:
-                    empty = _empty_like(result)
-                    per_tool.append((d - tok.count(response(empty, request_id=2))) / returned)
-                t = tok.count(task)
-                c = tok.count(discover_request(task, k))
-                rows.append(
-                    TaskRow(
-                        task=task,
-                        task_tokens=t,
-                        direct=direct,
-                        proxy=proxy_list + d,
-                        discover_call=c,
-                        discover_response=d,
-                        returned=returned,
-                        direct_completed=direct + t,
-                        proxy_completed=2 * (proxy_list + t) + c + d,
-                    )
-                )
-            reports.append(
-                TokenReport(
-                    tokenizer=tok.name,
-                    tokenizer_source=tok.source,
-                    k=k,
-                    snapshot=str(path),
-                    servers=len(per_server),
-                    tools=tools,
-                    direct_list=direct,
-                    per_server=per_server,
-                    proxy_list=proxy_list,
-                    per_returned_tool=statistics.fmean(per_tool) if per_tool else 0.0,
-                    rows=rows,
-                )
+    for k in ks:
+        rows, per_tool = [], []
+        for task in tasks:
+            row, tool_cost = await _task_row(client, task, k, tok, direct, proxy_list)
+            rows.append(row)
+            if tool_cost is not None:
+                per_tool.append(tool_cost)
+        reports.append(
+            TokenReport(
+                tokenizer=tok.name,
+                tokenizer_source=tok.source,
+                k=k,
+                snapshot=str(side.snapshot),
+                servers=len(side.per_server),
+                tools=side.tools,
+                direct_list=direct,
+                per_server=side.per_server,
+                proxy_list=proxy_list,
+                per_returned_tool=statistics.fmean(per_tool) if per_tool else 0.0,
+                rows=rows,
             )
+        )
     return reports
+
+
+async def _task_row(
+    client: ClientSession, task: str, k: int, tok: Tokenizer, direct: int, proxy_list: int
+) -> tuple[TaskRow, float | None]:
+    """One task's row, and what each returned tool cost in its discover answer (None: none)."""
+    with anyio.fail_after(120):
+        result = await client.call_tool("discover", {"task": task, "k": k})
+    if result.isError:
+        raise GatewayError(f"discover failed for {task!r}: {_text(result)}")
+    returned = _returned(result)
+    d = tok.count(response(result, request_id=2))
+    tool_cost = None
+    if returned:
+        tool_cost = (d - tok.count(response(_empty_like(result), request_id=2))) / returned
+    t = tok.count(task)
+    c = tok.count(discover_request(task, k))
+    row = TaskRow(
+        task=task,
+        task_tokens=t,
+        direct=direct,
+        proxy=proxy_list + d,
+        discover_call=c,
+        discover_response=d,
+        returned=returned,
+        direct_completed=direct + t,
+        proxy_completed=2 * (proxy_list + t) + c + d,
+    )
+    return row, tool_cost
 
 
 def _text(result: types.CallToolResult) -> str:

@@ -70,7 +70,7 @@ def rotate_key(ws: Workspace, *, grace: timedelta = timedelta(0)) -> Rotation:
     private key is overwritten (only its public key stays, in trust.json). A valid revocation
     list is re-signed by the new key; a faulty one stops the rotation (fix it first).
     """
-    from cartograph.trust.revocation import resign_revocations
+    from cartograph.trust.revoke import resign_revocations
 
     old = load_key(ws)
     store = TrustStore.for_workspace(ws)

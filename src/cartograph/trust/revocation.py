@@ -8,38 +8,43 @@ the RFC 8785 canonical document without its ``signature`` block, by one of this 
 A list that does not verify, is missing while trust.json says one was issued, or carries a lower
 serial than trust.json records (a rollback to an older list) puts the trust store in *fault*: no
 card verifies until the operator restores the list or issues a new one
-(:func:`reset_revocations`). Trusting nothing is the safe failure; trusting everything would
-silently bring revoked keys back.
+(:func:`cartograph.trust.revoke.reset_revocations`). Trusting nothing is the safe failure;
+trusting everything would silently bring revoked keys back. Issuing lists is
+:mod:`cartograph.trust.revoke`; this module reads and checks them.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-import re
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-from cryptography.exceptions import InvalidSignature
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
 from cartograph import clock
 from cartograph.canonical import canonical
-from cartograph.errors import CartographError, ConfigError, KeyError_, TrustError, UsageError
+from cartograph.errors import CartographError, ConfigError, KeyError_, TrustError
 from cartograph.files import atomic_write
-from cartograph.trust.keys import OperatorKey, b64, load_key, unb64
-from cartograph.trust.store import (
-    Revocation,
-    TrustStore,
-    read_trust_doc,
-    write_trust_doc,
-)
+from cartograph.trust.keys import OperatorKey, b64, unb64
 from cartograph.workspace import Workspace
+
+if TYPE_CHECKING:
+    from cartograph.trust.store import TrustStore
 
 logger = logging.getLogger(__name__)
 
 REVOCATION_FORMAT = "cartograph.revocations/1"
-_KEY_ID = re.compile(r"^ed25519:[0-9a-f]{16}$")
+
+
+@dataclass(frozen=True)
+class Revocation:
+    """A key that must not be trusted for anything, whatever its cards' signing times."""
+
+    key_id: str
+    revoked_at: str
+    reason: str = ""
 
 
 def revocations_file(ws: Workspace) -> Path:
@@ -84,7 +89,7 @@ class RevocationDoc(_Doc):
         return [Revocation(r.key_id, r.revoked_at, r.reason) for r in self.revoked]
 
 
-def _unsigned(serial: int, entries: list[Revocation]) -> dict[str, Any]:
+def unsigned_list(serial: int, entries: list[Revocation]) -> dict[str, Any]:
     return {
         "format": REVOCATION_FORMAT,
         "serial": serial,
@@ -96,13 +101,13 @@ def _unsigned(serial: int, entries: list[Revocation]) -> dict[str, Any]:
     }
 
 
-def _sign(payload: dict[str, Any], key: OperatorKey) -> RevocationDoc:
+def sign_list(payload: dict[str, Any], key: OperatorKey) -> RevocationDoc:
     value = key.private_key.sign(canonical(payload))
     signature = ListSignature(key_id=key.key_id, value=b64(value), signed_at=payload["issued_at"])
     return RevocationDoc.model_validate({**payload, "signature": signature})
 
 
-def _write(ws: Workspace, doc: RevocationDoc) -> None:
+def write_list(ws: Workspace, doc: RevocationDoc) -> None:
     path = revocations_file(ws)
     text = json.dumps(doc.model_dump(mode="json"), indent=2, ensure_ascii=False)
     atomic_write(path, text + "\n")
@@ -125,12 +130,6 @@ def parse_revocations(path: Path) -> tuple[RevocationDoc, dict[str, Any]]:
         where = ".".join(str(p) for p in first["loc"])
         raise ConfigError(first["msg"], file=str(path), field=where) from exc
     return doc, {k: v for k, v in raw.items() if k != "signature"}
-
-
-def _set_anchor(ws: Workspace, serial: int) -> None:
-    doc = read_trust_doc(ws)
-    doc.revocation_serial = serial
-    write_trust_doc(ws, doc)
 
 
 def read_revocations(
@@ -159,7 +158,7 @@ def read_revocations(
     key = store.check(f"revocation list {path.name}", signer, signed_at)
     try:
         key.verify(unb64(value), canonical(payload))
-    except (InvalidSignature, ValueError) as exc:
+    except ValueError as exc:
         raise KeyError_(
             f"{path}: signature by {signer} does not match its content (the list was changed "
             "after signing)"
@@ -198,58 +197,3 @@ def apply_revocations(ws: Workspace, store: TrustStore, *, anchor: int) -> None:
         store.revoke(revocation)
     store.revocation_serial = serial
     store.revocation_signer = signer
-
-
-def revoke_key(ws: Workspace, key_id: str, *, reason: str = "") -> Revocation:
-    """Add ``key_id`` to the revocation list, signed by the current operator key."""
-    if not _KEY_ID.match(key_id):
-        raise UsageError(
-            f"{key_id!r} is not a key id (expected ed25519: and 16 hex digits; "
-            "`cartograph keys list` shows them)"
-        )
-    key = load_key(ws)
-    if key_id == key.key_id:
-        raise UsageError(
-            f"{key_id} is the current operator key; run `cartograph keys rotate` first, then "
-            "revoke the old key (and `cartograph cards resign` to re-sign its cards)"
-        )
-    store = TrustStore.for_workspace(ws)
-    if store.fault is not None:
-        raise KeyError_(f"cannot revoke: {store.fault}")
-    existing = store.revoked.get(key_id)
-    if existing is not None:
-        return existing
-    if store.entry(key_id) is None:
-        logger.warning("revoking %s, which is not in the trust store", key_id)
-    revocation = Revocation(key_id, clock.format_time(clock.now()), reason)
-    serial = store.revocation_serial + 1
-    _write(ws, _sign(_unsigned(serial, [*store.revoked.values(), revocation]), key))
-    _set_anchor(ws, serial)
-    logger.info("revoked %s (list #%d)", key_id, serial)
-    return revocation
-
-
-def resign_revocations(ws: Workspace, key: OperatorKey) -> bool:
-    """Re-sign a valid revocation list with ``key`` (after a rotation); False when none."""
-    store = TrustStore.for_workspace(ws)
-    if store.fault is not None:
-        raise KeyError_(f"cannot re-sign the revocation list: {store.fault}")
-    if not revocations_file(ws).is_file():
-        return False
-    serial = store.revocation_serial + 1
-    _write(ws, _sign(_unsigned(serial, list(store.revoked.values())), key))
-    _set_anchor(ws, serial)
-    return True
-
-
-def reset_revocations(ws: Workspace) -> int:
-    """Issue a new, empty revocation list (a recovery step); returns its serial.
-
-    Every key revoked before must be revoked again: the old list could not be trusted.
-    """
-    key = load_key(ws)
-    serial = read_trust_doc(ws).revocation_serial + 1
-    _write(ws, _sign(_unsigned(serial, []), key))
-    _set_anchor(ws, serial)
-    logger.warning("issued an empty revocation list #%d; revoke each key again", serial)
-    return serial

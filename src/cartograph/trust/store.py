@@ -24,24 +24,23 @@ import logging
 import time
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from functools import cached_property
 from pathlib import Path
 from typing import Any, Literal
 
-from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from cartograph import clock
 from cartograph.errors import ConfigError, KeyError_, TrustError, VerificationError
 from cartograph.files import atomic_write
 from cartograph.trust.keys import (
-    Verifier,
+    PublicKey,
     b64,
     key_id_of,
     load_public_key,
     public_from_b64,
     raw_public,
 )
+from cartograph.trust.revocation import Revocation, apply_revocations
 from cartograph.workspace import Workspace
 
 logger = logging.getLogger(__name__)
@@ -101,19 +100,18 @@ class TrustedKey:
 
     key_id: str
     name: str
-    public_key: Ed25519PublicKey
+    public_key: PublicKey
     origin: Origin = "peer"
     not_before: datetime | None = None
     not_after: datetime | None = None
     added_at: str | None = None
 
-    @cached_property
-    def _verifier(self) -> Verifier:
-        return Verifier(self.public_key)
+    def __post_init__(self) -> None:  # a signing side may hand over cryptography's key type
+        object.__setattr__(self, "public_key", PublicKey.of(self.public_key))
 
     def verify(self, signature: bytes, message: bytes) -> None:
-        """Raise ``InvalidSignature`` unless ``signature`` is this key's over ``message``."""
-        self._verifier.verify(signature, message)
+        """Raise ``SignatureMismatch`` unless ``signature`` is this key's over ``message``."""
+        self.public_key.verify(signature, message)
 
     def window(self) -> str:
         start = clock.format_time(self.not_before) if self.not_before else "-inf"
@@ -164,15 +162,6 @@ class TrustedKey:
         return entry
 
 
-@dataclass(frozen=True)
-class Revocation:
-    """A key that must not be trusted for anything, whatever its cards' signing times."""
-
-    key_id: str
-    revoked_at: str
-    reason: str = ""
-
-
 class TrustStore:
     """Trusted keys by id, the revocations that override them, and any fault that voids both.
 
@@ -181,7 +170,7 @@ class TrustStore:
     so a store that cannot tell what is revoked trusts nothing rather than everything.
     """
 
-    def __init__(self, keys: dict[str, Ed25519PublicKey] | None = None) -> None:
+    def __init__(self, keys: dict[str, PublicKey] | None = None) -> None:
         self._entries: dict[str, TrustedKey] = {}
         self.revoked: dict[str, Revocation] = {}
         self.fault: str | None = None
@@ -193,7 +182,7 @@ class TrustStore:
 
     def add(
         self,
-        public_key: Ed25519PublicKey,
+        public_key: PublicKey | Any,
         *,
         name: str | None = None,
         origin: Origin = "peer",
@@ -201,13 +190,14 @@ class TrustStore:
         not_after: datetime | None = None,
     ) -> str:
         kid = key_id_of(public_key)
-        self.put(TrustedKey(kid, name or kid, public_key, origin, not_before, not_after))
+        public = PublicKey.of(public_key)
+        self.put(TrustedKey(kid, name or kid, public, origin, not_before, not_after))
         return kid
 
     def put(self, entry: TrustedKey) -> None:
         self._entries[entry.key_id] = entry
 
-    def get(self, key_id: str) -> Ed25519PublicKey | None:
+    def get(self, key_id: str) -> PublicKey | None:
         """The public key with that id, trusted or not at any given time (see :meth:`check`)."""
         entry = self._entries.get(key_id)
         return entry.public_key if entry else None
@@ -306,8 +296,6 @@ class TrustStore:
     @classmethod
     def for_workspace(cls, ws: Workspace) -> TrustStore:
         """trust.json, the legacy ``keys/trusted/*.pub`` and operator.pub, then revocations."""
-        from cartograph.trust.revocation import apply_revocations
-
         store = cls()
         try:
             doc = read_trust_doc(ws)

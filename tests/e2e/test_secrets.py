@@ -19,11 +19,11 @@ from proxykit import (
     write_config,
 )
 
-from cartograph.upstream.transports import stdio_transport
+from cartograph.transport.streams import stdio_transport
 
 pytestmark = pytest.mark.anyio
 
-ENVDUMP = Path(__file__).with_name("servers") / "envdump.py"
+ENVDUMP = Path(__file__).resolve().parents[1] / "access" / "servers" / "envdump.py"
 SECRETS = {
     "env": "s3cr3t-ENV-7f1c9a",
     "header": "s3cr3t-HDR-4b2e0d",

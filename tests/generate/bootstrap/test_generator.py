@@ -33,7 +33,7 @@ from cartograph.trust.keys import OperatorKey
 from cartograph.trust.store import TrustStore
 from cartograph.upstream.snapshot import ServerSnapshot, Snapshot, load_snapshot
 
-SHARED = Path(__file__).resolve().parents[3] / "shared"
+SHARED = Path(__file__).resolve().parents[4] / "shared"
 FLEET = SHARED / "fleet" / "catalog.json"
 LIVEMCP = SHARED / "corpus" / "livemcpbench" / "tools.jsonl"
 WHEN = "2026-11-30T00:00:00Z"

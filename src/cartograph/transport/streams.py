@@ -18,7 +18,7 @@ from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.message import SessionMessage
 
-from cartograph.upstream.stdio_bounded import bounded_stdio_client
+from cartograph.transport.stdio_bounded import bounded_stdio_client
 
 ReadStream = MemoryObjectReceiveStream[SessionMessage | Exception]
 WriteStream = MemoryObjectSendStream[SessionMessage]

@@ -1,62 +1,13 @@
-"""Pure parts of the proxy: argument validation messages, audit rotation, drift comparison."""
+"""Drift comparison as pure functions: what changed, and which card lifts a quarantine."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
-
-import pytest
 
 from cartograph.canonical import sha256_json, sha256_text
 from cartograph.cards.model import Capability, Card, Identity, Provenance, ToolEntry
-from cartograph.errors import ArgumentsInvalid
 from cartograph.gateway.drift import Quarantine, compare
-from cartograph.proxy.validate import validate_arguments
-from cartograph.storage.file_state import FileAuditLog, FileLedger
-
-SCHEMA = {
-    "type": "object",
-    "properties": {
-        "path": {"type": "string"},
-        "depth": {"type": "integer", "minimum": 0},
-        "tags": {"type": "array", "items": {"type": "string"}},
-    },
-    "required": ["path"],
-    "additionalProperties": False,
-}
-
-
-def test_every_wrong_field_is_listed_with_its_path() -> None:
-    with pytest.raises(ArgumentsInvalid) as caught:
-        validate_arguments("fs", "walk", SCHEMA, {"depth": -1, "tags": ["a", 2], "extra": 1})
-    problems = caught.value.problems
-    assert "arguments: 'path' is a required property" in problems
-    assert "arguments.depth: -1 is less than the minimum of 0" in problems
-    assert "arguments.tags[1]: 2 is not of type 'string'" in problems
-    assert any("'extra' was unexpected" in p for p in problems)
-    assert "Expected {path: string, depth?: integer, tags?: array}" in str(caught.value)
-
-
-def test_valid_arguments_pass_and_a_broken_schema_is_checked_leniently() -> None:
-    validate_arguments("fs", "walk", SCHEMA, {"path": "/tmp", "depth": 2})
-    broken = {"type": "object", "properties": {"x": {"type": "strin"}}}  # publisher typo
-    validate_arguments("odd", "tool", broken, {"x": 1})
-    with pytest.raises(ArgumentsInvalid):
-        validate_arguments("fs", "walk", SCHEMA, ["not", "an", "object"])
-
-
-def test_the_audit_log_rotates_by_size_and_keeps_backups(tmp_path: Path) -> None:
-    log = FileAuditLog(tmp_path / "audit.jsonl", max_bytes=2000, backups=2)
-    for i in range(100):
-        log.write("discover", query=f"query number {i}", results=[])
-    log.close()
-    files = sorted(p.name for p in tmp_path.iterdir())
-    assert files == ["audit.jsonl", "audit.jsonl.1", "audit.jsonl.2"]
-    for name in files:
-        assert (tmp_path / name).stat().st_size <= 2000
-        for line in (tmp_path / name).read_text().splitlines():
-            assert json.loads(line)["event"] == "discover"
-    assert log.read()[-1]["query"] == "query number 99"
+from cartograph.storage.file_state import FileLedger
 
 
 def _card(description: str = "Echo.", schema: dict | None = None) -> Card:

@@ -16,7 +16,7 @@ from cartograph.errors import KeyError_, TrustError
 from cartograph.storage import load_verified, open_store
 from cartograph.trust.keys import key_id_of, load_key, load_public_key, public_pem
 from cartograph.trust.lifecycle import init_key, rotate_key, trust_key
-from cartograph.trust.revocation import revoke_key
+from cartograph.trust.revoke import revoke_key
 from cartograph.trust.store import TrustStore
 from cartograph.workspace import Workspace
 

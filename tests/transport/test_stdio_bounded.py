@@ -7,7 +7,7 @@ import json
 from mcp import types
 from mcp.shared.message import SessionMessage
 
-from cartograph.upstream.stdio_bounded import OversizedMessage, _LineSplitter
+from cartograph.transport.stdio_bounded import OversizedMessage, _LineSplitter
 
 
 def _feed_in_pieces(splitter: _LineSplitter, data: bytes, size: int) -> list[object]:

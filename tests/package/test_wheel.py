@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 TOOLS = [
     {"server": "mail", "tool": "send_email", "description": "Send an email to a recipient."},

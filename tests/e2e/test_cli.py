@@ -11,7 +11,7 @@ from click.testing import CliRunner
 
 from cartograph.cli import main
 
-SHARED = Path(__file__).resolve().parents[2] / "shared"
+SHARED = Path(__file__).resolve().parents[3] / "shared"
 CATALOG = SHARED / "fleet" / "catalog.json"
 needs_catalog = pytest.mark.skipif(not CATALOG.is_file(), reason="shared fleet catalog absent")
 

@@ -15,7 +15,7 @@ from cartograph.upstream.snapshot import (
     save_snapshot,
 )
 
-SHARED = Path(__file__).resolve().parents[2] / "shared"
+SHARED = Path(__file__).resolve().parents[3] / "shared"
 
 
 def test_our_format_round_trips(tmp_path):

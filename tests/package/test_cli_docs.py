@@ -5,7 +5,7 @@ from __future__ import annotations
 import importlib.util
 from pathlib import Path
 
-SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "gen_cli_docs.py"
+SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "gen_cli_docs.py"
 
 
 def load_generator():

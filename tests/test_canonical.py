@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from cartograph.canonical import canonical, canonical_reference
 from cartograph.errors import CardError
 
-SHARED = Path(__file__).resolve().parents[3] / "shared"
+SHARED = Path(__file__).resolve().parents[2] / "shared"
 
 scalars = (
     st.none()

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from datetime import timedelta
 
 import pytest
@@ -17,7 +19,8 @@ from cartograph.errors import KeyError_, TrustError, UsageError, VerificationErr
 from cartograph.storage import load_verified, open_store
 from cartograph.trust.keys import public_pem
 from cartograph.trust.lifecycle import init_key, trust_key
-from cartograph.trust.revocation import reset_revocations, revocations_file, revoke_key
+from cartograph.trust.revocation import revocations_file
+from cartograph.trust.revoke import reset_revocations, revoke_key
 from cartograph.trust.store import TrustStore, trust_file
 from cartograph.workspace import Workspace
 
@@ -186,10 +189,10 @@ def test_reset_revocations_recovers_the_store_and_forgets_every_revocation(ws, t
 
 
 def test_revocation_list_signed_by_a_peer_key_is_refused(ws, tmp_path):
-    from cartograph.trust.revocation import _sign, _unsigned, _write
+    from cartograph.trust.revocation import sign_list, unsigned_list, write_list
 
     trust_key(ws, peer_pem(tmp_path))
-    _write(ws, _sign(_unsigned(5, []), OTHER_KEY))  # a trusted peer cannot speak for us
+    write_list(ws, sign_list(unsigned_list(5, []), OTHER_KEY))  # a trusted peer cannot speak for us
     assert "not one of this workspace's operator keys" in (TrustStore.for_workspace(ws).fault or "")
 
 
@@ -347,9 +350,7 @@ def test_revocation_applies_on_the_parallel_path(ws, tmp_path, monkeypatch):
 
 
 def test_libsodium_and_openssl_agree_on_every_verdict():
-    from cryptography.exceptions import InvalidSignature
-
-    from cartograph.trust.keys import Verifier
+    from cartograph.trust.keys import SignatureMismatch
 
     message = b'{"identity":{"server":"clock"}}'
     good = FIXED_KEY.private_key.sign(message)
@@ -362,14 +363,57 @@ def test_libsodium_and_openssl_agree_on_every_verdict():
         (good + b"\x00", message, False),
         (b"", message, False),
     ]
-    for backend in ("sodium", "openssl"):
-        verifier = Verifier(FIXED_KEY.public_key, backend=backend)
+    for backend in ("auto", "openssl"):
         for signature, signed, valid in cases:
             if valid:
-                verifier.verify(signature, signed)
+                FIXED_KEY.public_key.verify(signature, signed, backend=backend)
             else:
-                with pytest.raises(InvalidSignature):
-                    verifier.verify(signature, signed)
+                with pytest.raises(SignatureMismatch):
+                    FIXED_KEY.public_key.verify(signature, signed, backend=backend)
+
+
+def test_public_keys_read_and_write_the_pem_cryptography_does(tmp_path):
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric import ec as ec_key
+
+    from cartograph.trust.keys import PublicKey, load_public_key
+
+    theirs = FIXED_KEY.private_key.public_key()
+    pem_format = serialization.PublicFormat.SubjectPublicKeyInfo
+    pem = theirs.public_bytes(serialization.Encoding.PEM, pem_format)
+    ours = PublicKey.of(theirs)
+    assert ours.pem() == pem and ours.key_id == FIXED_KEY.key_id
+    path = tmp_path / "k.pub"
+    path.write_bytes(b"\n" + pem.replace(b"\n", b"\r\n") + b"\n")  # CRLF and blank lines
+    assert load_public_key(path) == ours
+    ec = ec_key.generate_private_key(ec_key.SECP256R1()).public_key()
+    path.write_bytes(ec.public_bytes(serialization.Encoding.PEM, pem_format))
+    with pytest.raises(KeyError_, match="not an Ed25519 public key"):
+        load_public_key(path)  # another kind of key: cryptography's loader names it
+    path.write_bytes(pem[:40] + pem[60:])
+    with pytest.raises(KeyError_, match="not a readable PEM public key"):
+        load_public_key(path)
+    with pytest.raises(ValueError, match="32 bytes"):
+        PublicKey(b"short")
+
+
+def test_verifying_stored_cards_does_not_load_cryptography(tmp_path):
+    """A serving proxy only verifies: libsodium and our PEM reader, not the 8 MB package."""
+    ws = Workspace(tmp_path / "ws")
+    ws.ensure()
+    ws.public_key.write_bytes(public_pem(FIXED_KEY.public_key))
+    write_card(ws, sign_card(make_card("clock", n_tools=2), FIXED_KEY, signed_at=PAST))
+    code = (
+        "import sys\n"
+        "from cartograph.storage import load_verified\n"
+        "from pathlib import Path\n"
+        "from cartograph.workspace import Workspace\n"
+        f"loaded = load_verified(Workspace(Path({str(ws.root)!r})))\n"
+        "assert list(loaded.cards) == ['clock'], loaded.failures\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] == 'cryptography'))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"
 
 
 def test_proxy_status_names_the_card_left_out_and_the_revoked_key(ws, tmp_path):

@@ -15,7 +15,7 @@ from cartograph.storage import open_store
 from cartograph.storage.base import DEFAULT_CARD_HISTORY
 from cartograph.trust.keys import load_key, write_key_pair
 from cartograph.trust.lifecycle import rotate_key
-from cartograph.trust.revocation import revoke_key
+from cartograph.trust.revoke import revoke_key
 from cartograph.workspace import Workspace, update_settings
 
 AT = "2026-11-{:02d}T00:00:00Z"

@@ -218,6 +218,31 @@ def test_the_chat_opens_with_one_worked_example_in_the_exact_answer_format() -> 
     assert check_answer(own, calendar) == []  # its own topic, though the example has it too
 
 
+def test_a_bare_tool_name_or_a_read_only_claim_for_a_writing_tool_is_rejected() -> None:
+    delete = tool_hint(notes_tools()[2])  # destructiveHint
+    answer = {
+        "summary": "Shows one note, without removing it.",
+        "usage": "search_notes",
+        "example_tasks": ["create_note()", "Drop note 4"],
+        "tags": ["notes"],
+    }
+    found = check_fields(answer, delete)
+    assert "changes nothing" in " ".join(found["summary"])
+    assert "only a name" in " ".join(found["usage"]) and "only a name" in found["example_tasks"][0]
+    assert "tags" not in found
+    search = tool_hint(notes_tools()[1])  # readOnlyHint
+    fine = {**answer, "summary": "Finds notes by their words, without changing any.", "usage": ""}
+    fine["example_tasks"] = ["Find my tax notes"]
+    assert check_fields(fine, search) == {}
+    named = tool_hint({"name": "remove_tag", "description": "Removes a tag."})  # by its verb
+    assert "summary" in check_fields({"summary": "Lists tags; read-only."}, named)
+    assert "only a name" in check_fields({"usage": "delete_note({id: 1})"}, delete)["usage"][0]
+    hints = [tool_hint(t) for t in notes_tools()]
+    framed = with_siblings(hints, ["Add one note with a title and body to the notebook."] * 3)
+    copied = {"summary": "Add one note with a title and body to the notebook."}
+    assert "copies the summary of" in check_fields(copied, framed[2])["summary"][0]
+
+
 def test_each_field_is_judged_alone_and_a_field_that_passed_is_kept() -> None:
     hint = tool_hint(notes_tools()[2])
     good: dict[str, Any] = {}
@@ -480,12 +505,13 @@ def test_bootstrap_with_the_llm_generator_signs_model_written_cards(tmp_path, ll
 
 def _check_model_fields(card: Any, usage: dict[str, Any]) -> None:
     """Fields reported as fallen back carry the bootstrap text; every other field of a
-    model-written entry passes the answer checks on its own; the model wrote some field."""
+    model-written entry passes the answer checks on its own; the model wrote some field, and
+    some summary."""
     server = ServerSnapshot(name="notes", tools=notes_tools(), transport="stdio", endpoint="x")
     base = {e.name: e for e in generate_card(server, created_at="2026-11-30T00:00:00Z").card.tools}
     hints = {h.name: h for h in map(tool_hint, notes_tools())}
     kept = usage["field_fallbacks"].get("notes", {})
-    model_fields = 0
+    model_fields = summaries = 0
     for entry in card.tools:
         if entry.generator == BOOTSTRAP_ID:
             assert entry.name not in kept
@@ -496,8 +522,10 @@ def _check_model_fields(card: Any, usage: dict[str, Any]) -> None:
                 assert value == was or (name == "summary" and value.startswith(was)), name
                 continue
             model_fields += 1
+            summaries += name == "summary"
             assert not check_fields({name: value}, hints[entry.name]), (entry.name, name, value)
     assert model_fields > 0
+    assert summaries > 0, f"the model wrote no summary: {kept}"  # what prompt v2 got wrong
 
 
 def _fields(entry: Any) -> dict[str, Any]:

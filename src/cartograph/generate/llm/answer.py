@@ -14,6 +14,7 @@ whole-answer forms. A change here is a prompt change: bump
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -70,6 +71,52 @@ def wire_schema() -> dict[str, Any]:
     return strip(ANSWER_SCHEMA)
 
 
+_CHANGES_NOTHING = re.compile(
+    r"\bwithout\s+(?:changing|removing|deleting|modifying|altering|touching)\b|"
+    r"\b(?:changes|modifies|alters)\s+nothing\b|\bread[- ]only\b|\bonly\s+reads\b",
+    re.IGNORECASE,
+)
+_WRITE_VERBS = frozenset(
+    [
+        "add",
+        "append",
+        "archive",
+        "assign",
+        "clear",
+        "close",
+        "create",
+        "delete",
+        "drop",
+        "edit",
+        "insert",
+        "merge",
+        "modify",
+        "move",
+        "patch",
+        "post",
+        "purge",
+        "put",
+        "remove",
+        "rename",
+        "reset",
+        "restore",
+        "revoke",
+        "save",
+        "send",
+        "set",
+        "start",
+        "stop",
+        "submit",
+        "toggle",
+        "update",
+        "upload",
+        "upsert",
+        "write",
+    ]
+)
+_IDENTIFIER = re.compile(r"[A-Za-z][\w.-]*[_.-][\w.-]*(?:\s*\(.*\))?")
+"""One word with ``_``, ``.`` or ``-`` inside, maybe called (``delete_note({id: 1})``): a tool
+name or code, not a sentence or a request."""
 _INSTRUCTION_WORDS = tuple(tokenise(SYSTEM_PROMPT))
 _EXAMPLE_WORDS = tuple(
     tuple(tokenise(text))
@@ -207,15 +254,35 @@ def _example_tags(tags: list[str], hint: ToolHint) -> list[str]:
     return [t for t in tags if t in EXAMPLE_ANSWER["tags"] and not set(tokenise(t)) <= own]
 
 
+def _writes(hint: ToolHint) -> bool:
+    """Whether the tool changes data, by its annotations or by the verb its name starts with."""
+    if "readOnlyHint=true" in hint.annotations:
+        return False
+    if "destructiveHint=true" in hint.annotations or "readOnlyHint=false" in hint.annotations:
+        return True
+    first = tokenise(hint.name.replace("_", " ").replace("-", " "))[:1]
+    return bool(first) and first[0] in _WRITE_VERBS
+
+
 def _text_problems(label: str, text: str, hint: ToolHint) -> list[str]:
     words = tokenise(text)
     problems: list[str] = []
+    if _IDENTIFIER.fullmatch(text.strip().rstrip(".")):
+        problems.append(f"{label} is only a name ({text.strip()!r}); write words a person reads")
+    if not label.startswith("example") and _writes(hint) and _CHANGES_NOTHING.search(text):
+        problems.append(f"{label} says it changes nothing, but {hint.name} changes data")
     for source in hint.sources:
         run = shared_run(source, words, MAX_SHARED_WORDS)
         if run is not None:
             problems.append(
                 f"{label} copies the publisher's words {' '.join(run)!r}; use your own words"
             )
+            break
+    for line in hint.siblings:
+        other, _, summary = line.partition(": ")
+        run = shared_run(tuple(tokenise(summary)), words, MAX_SHARED_WORDS)
+        if run is not None:
+            problems.append(f"{label} copies the summary of {other}; describe {hint.name}")
             break
     reason = directive_reason(text)
     if reason is not None:

@@ -14,7 +14,7 @@ from cartograph.cli import main
 from cartograph.errors import UsageError
 from cartograph.evaluate.tokenizers import load_tokenizer
 from cartograph.evaluate.tokens import example_tasks, latest_snapshot
-from cartograph.proxy.memory import measure_tokens
+from cartograph.proxy.memory import in_memory_client, measure_tokens
 from cartograph.proxy.server import TOOLS
 from cartograph.storage import load_verified
 from cartograph.workspace import Workspace
@@ -61,16 +61,18 @@ def test_direct_side_counts_every_upstream_tools_list_as_sent(home: Path) -> Non
         )
         assert report.per_server[name] == tok.count(wire), name
     assert report.tools == sum(len(s["tools"]) for s in raw.values()) == 58
+
+    async def tools_listed() -> list[dict[str, object]]:
+        async with in_memory_client(ws) as client:
+            found = await client.list_tools()
+        return [t.model_dump(by_alias=True, mode="json", exclude_none=True) for t in found.tools]
+
+    tools = anyio.run(tools_listed)
+    assert [t["name"] for t in tools] == [t.name for t in TOOLS]
+    assert str(tools[0]["description"]).startswith(str(TOOLS[0].description))
+    assert "58 tools on 8 servers" in str(tools[0]["description"])  # the catalog brief
     listed = json.dumps(
-        {
-            "jsonrpc": "2.0",
-            "id": 1,
-            "result": {
-                "tools": [
-                    t.model_dump(by_alias=True, mode="json", exclude_none=True) for t in TOOLS
-                ]
-            },
-        },
+        {"jsonrpc": "2.0", "id": 1, "result": {"tools": tools}},
         separators=(",", ":"),
         ensure_ascii=False,
     )
@@ -143,7 +145,6 @@ def test_discover_leaves_out_the_ranking_keywords_of_usage() -> None:
 
 
 def test_discover_answers_keep_schema_required_and_example(home: Path) -> None:
-    from cartograph.proxy.memory import in_memory_client
 
     async def ask() -> dict[str, object]:
         async with in_memory_client(Workspace(home)) as client:

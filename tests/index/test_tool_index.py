@@ -104,7 +104,7 @@ def test_the_card_set_digest_hashed_card_by_card_equals_the_whole_set_hashed_at_
     named["\uff5e-wide"] = first
     whole = {
         "documents_version": DOCUMENTS_VERSION,
-        "cards": {name: card.model_dump(mode="json") for name, card in named.items()},
+        "cards": {name: card.stored_payload() for name, card in named.items()},
     }
     assert card_set_digest(named) == sha256_json(whole)
     assert card_set_digest(CardShelf(named)) == sha256_json(whole)

@@ -159,3 +159,24 @@ async def test_cancelling_during_start_up_propagates_and_reaps(no_leftover_child
         await anyio.wait_all_tasks_blocked()  # the session now waits for initialize's answer
         tg.cancel_scope.cancel()
     assert outcome == []
+
+
+async def test_a_snapshot_records_the_listings_an_upstream_answers_and_skips_the_rest(
+    no_leftover_children: None, tmp_path: Path
+) -> None:
+    from cartograph.upstream.connect import snapshot_server
+
+    snap = await snapshot_server(raw_server("listings"), timeout=15)
+    assert [t["name"] for t in snap.tools] == ["ping"]
+    assert snap.prompts is None  # answered without a list: recorded as absent
+    assert snap.resources is None  # refused (-32601)
+    assert snap.resource_templates == [{"uriTemplate": "raw://doc/{id}", "name": "doc"}]
+    assert snap.listings() == {
+        "prompts": [],
+        "resources": [],
+        "resourceTemplates": [{"uriTemplate": "raw://doc/{id}", "name": "doc"}],
+    }
+    tools_file = tmp_path / "tools.json"
+    tools_file.write_text('[{"name": "t", "inputSchema": {}}]', encoding="utf-8")
+    plain = await snapshot_server(raw_server("raw", str(tools_file)), timeout=15)
+    assert plain.listings() is None and "prompts" not in plain.to_json()

@@ -4,6 +4,12 @@ A card is the only text ranking reads. It is written by the operator's generator
 publisher's copy verbatim), carries the tool input schemas it was generated from (so discover and
 call use signed schemas only), and is sealed with Ed25519 over its RFC 8785 canonical form
 without the ``signature`` block (see :mod:`cartograph.cards.seal`).
+
+A card may also hold the server's prompts, resources and resource templates (``prompts``,
+``resources``, ``resource_templates``), each with the operator's own summary and the hashes of
+what the publisher sent, for the drift guard. They are optional: a card that has none of them
+signs and digests exactly as a card written before they existed (:meth:`Card.unsigned_payload`
+leaves them out while they are empty), so every older signed card still verifies.
 """
 
 from __future__ import annotations
@@ -50,6 +56,44 @@ class ToolEntry(_Strict):
     )
 
 
+class PromptArgument(_Strict):
+    """One argument of a prompt: its name, whether it is required, the operator's phrase."""
+
+    name: str = Field(min_length=1)
+    required: bool = False
+    summary: str = ""
+
+
+class PromptEntry(_Strict):
+    """The operator's card entry for one prompt of the server (prompts/list)."""
+
+    name: str = Field(min_length=1)
+    summary: str = Field(min_length=1, description="Operator-written, never the publisher's.")
+    arguments: list[PromptArgument] = Field(default_factory=list)
+    arguments_hash: str = Field(description="sha256 of the prompt's arguments as sent.")
+    description_hash: str = Field(description="sha256 of the publisher description (hint only).")
+    generator: str
+
+
+class ResourceEntry(_Strict):
+    """The operator's card entry for one resource (``uri``) or resource template
+    (``uri_template``) of the server."""
+
+    uri: str | None = None
+    uri_template: str | None = None
+    name: str = Field(min_length=1)
+    summary: str = Field(min_length=1, description="Operator-written, never the publisher's.")
+    mime_type: str | None = None
+    shape_hash: str = Field(description="sha256 of name, URI (template) and mimeType as sent.")
+    description_hash: str = Field(description="sha256 of the publisher description (hint only).")
+    generator: str
+
+    @property
+    def address(self) -> str:
+        """The upstream URI, or URI template, this entry stands for."""
+        return self.uri if self.uri is not None else str(self.uri_template)
+
+
 class Identity(_Strict):
     """Who the server is and how it is reached."""
 
@@ -79,6 +123,12 @@ class Provenance(_Strict):
     tools_list_hash: str = Field(description="sha256 of canonical JSON of tools/list as sent.")
     snapshot_hash: str | None = None
     instructions_hash: str | None = None
+    listings_hash: str | None = Field(
+        default=None,
+        description="sha256 of prompts/list, resources/list and resources/templates/list as "
+        "sent; None when they were not recorded or empty (the card attests no prompts or "
+        "resources, and reads as a card written before they existed).",
+    )
 
 
 class Signature(_Strict):
@@ -98,6 +148,9 @@ class Card(_Strict):
     capability: Capability
     tools: list[ToolEntry]
     provenance: Provenance
+    prompts: list[PromptEntry] = Field(default_factory=list)
+    resources: list[ResourceEntry] = Field(default_factory=list)
+    resource_templates: list[ResourceEntry] = Field(default_factory=list)
     signature: Signature | None = None
 
     @property
@@ -110,13 +163,42 @@ class Card(_Strict):
                 return entry
         return None
 
+    def prompt(self, name: str) -> PromptEntry | None:
+        return next((p for p in self.prompts if p.name == name), None)
+
+    def resource(self, uri: str) -> ResourceEntry | None:
+        return next((r for r in self.resources if r.uri == uri), None)
+
+    def template(self, uri_template: str) -> ResourceEntry | None:
+        return next((r for r in self.resource_templates if r.uri_template == uri_template), None)
+
+    @property
+    def attests_listings(self) -> bool:
+        """Whether the card was made from a recorded prompts/resources listing."""
+        return self.provenance.listings_hash is not None
+
     def unsigned_payload(self) -> dict[str, Any]:
         """The JSON object the signature covers: the card without its signature block.
 
-        An empty ``keywords`` list is left out, so cards signed before the field existed keep
-        verifying."""
+        The optional listing fields and an empty ``keywords`` list are left out while empty,
+        so a card without them has the payload (and digest, and signature) it had before they
+        existed."""
         payload = self.model_dump(mode="json", exclude={"signature"})
+        for key in _OPTIONAL_LISTS:
+            if not payload[key]:
+                del payload[key]
+        if payload["provenance"]["listings_hash"] is None:
+            del payload["provenance"]["listings_hash"]
         for tool in payload["tools"]:
             if not tool.get("keywords"):
                 tool.pop("keywords", None)
         return payload
+
+    def stored_payload(self) -> dict[str, Any]:
+        """The whole card as stored: :meth:`unsigned_payload` and the signature block."""
+        payload = self.unsigned_payload()
+        payload["signature"] = self.signature.model_dump(mode="json") if self.signature else None
+        return payload
+
+
+_OPTIONAL_LISTS = ("prompts", "resources", "resource_templates")

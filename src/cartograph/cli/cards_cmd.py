@@ -21,7 +21,7 @@ from cartograph.cli.common import (
 )
 
 if TYPE_CHECKING:
-    pass
+    from cartograph.cards.model import Card
 
 
 @click.group()
@@ -98,7 +98,7 @@ def cards_show(app: AppContext, server: str, version: int | None, as_json: bool)
     store = open_store(app.workspace)
     card = store.read_card(server) if version is None else store.read_version(server, version)
     if as_json:
-        emit_json(card.model_dump(mode="json"))
+        emit_json(card.stored_payload())
         return
     sig = card.signature
     if version is not None:
@@ -127,6 +127,15 @@ def cards_show(app: AppContext, server: str, version: int | None, as_json: bool)
             f"{ex.task}\n{json.dumps(ex.arguments, ensure_ascii=False)}" if ex else "",
         )
     stdout.print(table)
+    _show_listings(card)
+
+
+def _show_listings(card: Card) -> None:
+    """The card's prompts, resources and resource templates, one line each."""
+    for p in card.prompts:
+        stdout.print(f"prompt {p.name}: {p.summary}", highlight=False, markup=False)
+    for r in [*card.resources, *card.resource_templates]:
+        stdout.print(f"resource {r.address}: {r.summary}", highlight=False, markup=False)
 
 
 @cards.command("verify")

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol
+from typing import Any, Generic, Literal, Protocol, TypeVar
 
 import anyio
 from mcp import ClientSession, types
@@ -21,14 +21,23 @@ from pydantic import ValidationError
 from cartograph.errors import UpstreamError
 from cartograph.upstream.connect import list_tools_raw
 from cartograph.upstream.failures import protocol_error
+from cartograph.upstream.listings import advertised, list_listings
 
 IncomingMessage = (
     RequestResponder[types.ServerRequest, types.ClientResult] | types.ServerNotification | Exception
 )
 MessageHandler = Callable[[IncomingMessage], Awaitable[None]]
 
+T = TypeVar("T")
 GatewayMode = Literal["pooled", "one-shot"]
 SessionState = Literal["idle", "starting", "ready", "backoff", "closing", "closed", "one-shot"]
+
+LIST_CHANGED = (
+    types.ToolListChangedNotification,
+    types.PromptListChangedNotification,
+    types.ResourceListChangedNotification,
+)
+"""Notifications after which the drift guard looks at the upstream's listings again."""
 
 # Errors that mean "the connection is gone before the request went out": safe to resend.
 CLOSED_ERRORS: tuple[type[BaseException], ...] = (
@@ -49,6 +58,9 @@ class Connection(Protocol):
         """Set when the upstream's side has ended: nothing sent after that is answered."""
         ...
 
+    @property
+    def initialize_result(self) -> types.InitializeResult: ...
+
     def stderr_tail(self) -> str: ...
 
 
@@ -63,13 +75,40 @@ class Connector(Protocol):
 class Guard(Protocol):
     """The drift guard as the gateway sees it."""
 
-    def check(self, server: str, tools: list[dict[str, Any]]) -> None:
-        """Compare a server's live tools/list with its signed card (session start, list_changed)."""
+    def check(
+        self,
+        server: str,
+        tools: list[dict[str, Any]],
+        listings: dict[str, list[dict[str, Any]]] | None = None,
+    ) -> None:
+        """Compare a server's live tools/list (and its prompts and resources listings, when
+        given) with its signed card (session start, list_changed)."""
         ...
 
     def admit(self, server: str, tool: str) -> None:
         """Raise :class:`~cartograph.errors.ToolQuarantined` if the tool is held back."""
         ...
+
+
+class UpstreamEvents(Protocol):
+    """What a pooled gateway tells about its sessions: one is ``ready`` (before any request is
+    sent on it; the place to subscribe again), and an upstream resource was ``updated``
+    (``notifications/resources/updated``). ``client`` names a per-client session's client."""
+
+    async def ready(self, server: str, client: str | None, session: ClientSession) -> None: ...
+
+    async def updated(self, server: str, client: str | None, uri: str) -> None: ...
+
+
+@dataclass(frozen=True)
+class Ask(Generic[T]):
+    """One request to forward to an upstream: what it is (``doing``, for errors, e.g.
+    ``prompts/get 'x'``), what the drift guard must admit first (``key``: a tool name, or a
+    :mod:`cartograph.cards.listing` key), and how to send it on a live session."""
+
+    doing: str
+    key: str
+    send: Callable[[ClientSession], Awaitable[T]]
 
 
 @dataclass(frozen=True)
@@ -104,9 +143,11 @@ class SessionHealth:
 
 
 class Gateway(Protocol):
-    """Routes one tool call to its upstream."""
+    """Routes one tool call (or another request: :meth:`request`) to its upstream."""
 
     mode: GatewayMode
+
+    async def request(self, server: str, ask: Ask[T], *, client: str | None = None) -> T: ...
 
     async def call(
         self,
@@ -129,6 +170,25 @@ async def list_live_tools(session: ClientSession, *, timeout: float) -> list[dic
     """Every tool the upstream lists now (all pages), as the JSON objects it sent."""
     with anyio.fail_after(timeout):
         return await list_tools_raw(session)
+
+
+async def check_live(guard: Guard | None, server: str, conn: Connection, timeout: float) -> int:
+    """List the upstream's tools (and its prompts and resources, where it advertises them) and
+    hand them to the drift guard; returns how many tools it lists."""
+    tools = await list_live_tools(conn.session, timeout=timeout)
+    listings: dict[str, list[dict[str, Any]]] | None = None
+    caps = conn.initialize_result.capabilities
+    if any(advertised(caps)):
+        with anyio.fail_after(timeout):
+            found = await list_listings(conn.session, server, caps)
+        listings = {
+            "prompts": found.prompts or [],
+            "resources": found.resources or [],
+            "resourceTemplates": found.resource_templates or [],
+        }
+    if guard is not None:
+        guard.check(server, tools, listings)
+    return len(tools)
 
 
 async def forward_call(

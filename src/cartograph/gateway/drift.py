@@ -8,6 +8,12 @@ store's: ``<home>/quarantine.json``, or rows shared by every replica of a shared
 when another replica changed them; see :mod:`cartograph.storage`). An entry is lifted only when
 the operator re-attests the server (a card with a different digest whose hashes match the live
 tool again), never because the upstream changed back.
+
+Prompts, resources and resource templates are guarded the same way, for a card that attests
+them (made from a recorded listing): each is held under its key (``prompt:<name>``,
+``resource:<uri>``, ``template:<uriTemplate>``, see :mod:`cartograph.cards.listing`) when its
+shape or description changed, or when the card does not hold it. They are compared only when
+the gateway hands a live listing over; a tools-only check leaves their entries as they are.
 """
 
 from __future__ import annotations
@@ -20,7 +26,7 @@ from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
 from cartograph import clock
-from cartograph.canonical import sha256_json, sha256_text
+from cartograph.cards.listing import live_hashes, live_items, signed_hashes, split_key
 from cartograph.cards.model import Card
 from cartograph.cards.seal import card_version_digest
 
@@ -53,29 +59,39 @@ class HeldTool:
     live_description_hash: str | None = None
 
 
-def compare(card: Card, live_tools: list[dict[str, Any]]) -> list[Drift]:
-    """Every live tool that is new or whose schema or description differs from the card."""
+def compare(
+    card: Card,
+    live_tools: list[dict[str, Any]],
+    listings: dict[str, list[dict[str, Any]]] | None = None,
+) -> list[Drift]:
+    """Every live tool (and, with ``listings`` and a card that attests them, every listed
+    prompt, resource and template) that is new or whose shape or description differs."""
+    items = [(str(tool.get("name", "")), tool) for tool in live_tools]
+    if listings is not None and card.attests_listings:
+        items.extend(live_items(listings))
     drifts: list[Drift] = []
-    for tool in live_tools:
-        name = str(tool.get("name", ""))
-        entry = card.tool(name)
-        if entry is None:
-            drifts.append(Drift(name, "new", ()))
+    for key, item in items:
+        signed = signed_hashes(card, key)
+        if signed is None:
+            drifts.append(Drift(key, "new", ()))
             continue
+        shape, description = live_hashes(key, item)
         fields: list[DriftField] = []
-        if sha256_json(tool.get("inputSchema") or {}) != entry.input_schema_hash:
+        if shape != signed[0]:
             fields.append("input_schema")
-        if sha256_text(tool.get("description")) != entry.description_hash:
+        if description != signed[1]:
             fields.append("description")
         if fields:
-            drifts.append(Drift(name, "changed", tuple(fields)))
+            drifts.append(Drift(key, "changed", tuple(fields)))
     return drifts
 
 
 def describe(drift: Drift) -> str:
+    kind, _ = split_key(drift.tool)
     if drift.kind == "new":
-        return "new tool the signed card does not hold"
-    what = " and ".join(f.replace("_", " ") for f in drift.fields)
+        return f"new {kind or 'tool'} the signed card does not hold"
+    shape = "input schema" if kind is None else "arguments" if kind == "prompt" else "name or type"
+    what = " and ".join(shape if f == "input_schema" else "description" for f in drift.fields)
     return f"{what} changed since the card was signed"
 
 
@@ -147,22 +163,36 @@ class Quarantine:
             items = sorted(self._held.items())
         return [h for (s, _), h in items if server is None or s == server]
 
-    def apply(self, card: Card, live_tools: list[dict[str, Any]]) -> list[HeldTool]:
-        """Check one server's live tools against its card; hold what drifted, lift what was
-        re-attested. Returns the tools newly held."""
+    def apply(
+        self,
+        card: Card,
+        live_tools: list[dict[str, Any]],
+        listings: dict[str, list[dict[str, Any]]] | None = None,
+    ) -> list[HeldTool]:
+        """Check one server's live tools (and ``listings``) against its card; hold what drifted,
+        lift what was re-attested. Returns the entries newly held."""
         with self._lock:
-            return self._apply(card, live_tools)
+            return self._apply(card, live_tools, listings)
 
-    def _apply(self, card: Card, live_tools: list[dict[str, Any]]) -> list[HeldTool]:
+    def _apply(
+        self,
+        card: Card,
+        live_tools: list[dict[str, Any]],
+        listings: dict[str, list[dict[str, Any]]] | None,
+    ) -> list[HeldTool]:
         server = card.server
         digest = card_version_digest(card)
-        drifts = {d.tool: d for d in compare(card, live_tools)}
+        drifts = {d.tool: d for d in compare(card, live_tools, listings)}
         live = {str(t.get("name", "")): t for t in live_tools}
+        if listings is not None:
+            live.update(live_items(listings))
         added: list[HeldTool] = []
         removed: list[HeldTool] = []
         for (s, tool), held in list(self._held.items()):
             if s != server or tool in drifts:
                 continue
+            if listings is None and split_key(tool)[0] is not None:
+                continue  # not looked at this time
             if held.card_digest != digest:
                 del self._held[(s, tool)]
                 removed.append(held)
@@ -172,13 +202,7 @@ class Quarantine:
             if current is not None and current.card_digest == digest:
                 continue
             held = HeldTool(
-                server,
-                tool,
-                describe(drift),
-                clock.stamp(),
-                digest,
-                sha256_json(live[tool].get("inputSchema") or {}),
-                sha256_text(live[tool].get("description")),
+                server, tool, describe(drift), clock.stamp(), digest, *live_hashes(tool, live[tool])
             )
             self._held[(server, tool)] = held
             added.append(held)
@@ -200,11 +224,8 @@ class Quarantine:
         for (server, tool), held in list(self._held.items()):
             if server != card.server or held.card_digest == digest:
                 continue
-            entry = card.tool(tool)
-            if entry is None or (
-                entry.input_schema_hash == held.live_schema_hash
-                and entry.description_hash == held.live_description_hash
-            ):
+            signed = signed_hashes(card, tool)
+            if signed is None or signed == (held.live_schema_hash, held.live_description_hash):
                 del self._held[(server, tool)]
                 lifted.append(held)
                 self._emit("lifted", server, tool, "re-attested by a newer signed card", digest)

@@ -14,8 +14,11 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 import anyio
+from mcp import McpError
 
-from cartograph.gateway.base import Connection, SessionHealth
+from cartograph.errors import UpstreamTimeout
+from cartograph.gateway.base import CLOSED_ERRORS, Connection, SessionHealth
+from cartograph.upstream.failures import timeout_error
 
 
 @dataclass(eq=False)
@@ -137,3 +140,32 @@ def describe_error(exc: BaseException) -> str:
         exc = exc.exceptions[0]
     text = str(exc) or type(exc).__name__
     return text.splitlines()[0][:300] if text else type(exc).__name__
+
+
+def oldest_idle(slots: dict[tuple[str, str | None], Slot], server: str, limit: int) -> Slot | None:
+    """The per-client slot of ``server`` to evict for a new one: the least recently used idle
+    one, once ``limit`` of them exist (None: room left, or none idle)."""
+    mine = [s for (name, c), s in slots.items() if name == server and c is not None]
+    if len(mine) < limit:
+        return None
+    idle = sorted((s for s in mine if s.in_flight == 0), key=lambda s: s.last_used)
+    return idle[0] if idle else None
+
+
+async def answers_ping(lease: Lease, timeout: float) -> bool:
+    """Whether the lease's session still answers a ping within ``timeout`` seconds."""
+    conn = lease.conn
+    if conn is None:
+        return True  # already gone: nothing to replace
+    try:
+        with anyio.fail_after(timeout):
+            await conn.session.send_ping()
+    except (TimeoutError, McpError, *CLOSED_ERRORS):
+        return False
+    return True
+
+
+def slot_busy(slot: Slot, limit: int, timeout: float) -> UpstreamTimeout:
+    """The refusal of a request that waited ``timeout`` seconds for a free place on ``slot``."""
+    waiting = f"waiting for a free slot ({slot.in_flight - 1} call(s) in flight, limit {limit})"
+    return timeout_error(slot.server, waiting, timeout)

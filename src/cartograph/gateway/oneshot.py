@@ -8,22 +8,25 @@ from __future__ import annotations
 
 import logging
 import math
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Generic
 
 import anyio
-from mcp import McpError, types
+from mcp import ClientSession, McpError, types
 
 from cartograph.errors import CartographError, UpstreamError
 from cartograph.gateway.base import (
     CLOSED_ERRORS,
+    Ask,
     Connector,
     GatewayMode,
     Guard,
     Limits,
     SessionHealth,
+    T,
+    check_live,
     check_result_size,
     forward_call,
-    list_live_tools,
 )
 from cartograph.upstream.failures import mcp_error, timeout_error
 
@@ -64,40 +67,44 @@ class OneShotGateway:
         client: str | None = None,
         meta: dict[str, Any] | None = None,
     ) -> types.CallToolResult:
+        async def send(session: ClientSession) -> types.CallToolResult:
+            return await forward_call(server, session, tool, arguments, meta)
+
+        result = await self.request(server, Ask(f"tools/call {tool!r}", tool, send), client=client)
+        check_result_size(server, result, self.limits.max_result_bytes)
+        return result
+
+    async def request(self, server: str, ask: Ask[T], *, client: str | None = None) -> T:
+        """Send ``ask`` on a session of its own, after the drift guard admitted ``ask.key``."""
         stats = self._stats.setdefault(
             server, {"starts": 0, "failures": 0, "in_flight": 0, "last_error": None}
         )
         stats["starts"] += 1
         stats["in_flight"] += 1
         try:
-            result = await self._call(server, tool, arguments, meta)
+            return await self._send(server, ask)
         except UpstreamError as exc:
             stats["failures"] += 1
             stats["last_error"] = str(exc)
             raise
         finally:
             stats["in_flight"] -= 1
-        check_result_size(server, result, self.limits.max_result_bytes)
-        return result
 
-    async def _call(
-        self, server: str, tool: str, arguments: dict[str, Any], meta: dict[str, Any] | None
-    ) -> types.CallToolResult:
+    async def _send(self, server: str, ask: Ask[T]) -> T:
         limits = self.limits
         phase = "start"
-        result: types.CallToolResult | None = None
+        result: _Box[T] | None = None
         try:
             with anyio.CancelScope(deadline=anyio.current_time() + limits.start_timeout) as scope:
                 async with self._connector(server) as conn:
                     if self.check_drift and self._guard is not None:
-                        tools = await list_live_tools(conn.session, timeout=limits.list_timeout)
-                        self._guard.check(server, tools)
+                        await check_live(self._guard, server, conn, limits.list_timeout)
                     if self._guard is not None:
-                        self._guard.admit(server, tool)
+                        self._guard.admit(server, ask.key)
                     phase = "call"
                     scope.deadline = anyio.current_time() + limits.call_timeout
                     try:
-                        result = await forward_call(server, conn.session, tool, arguments, meta)
+                        result = _Box(await ask.send(conn.session))
                     except McpError as exc:
                         raise mcp_error(server, exc, conn.stderr_tail()) from None
                     phase = "close"
@@ -105,22 +112,22 @@ class OneShotGateway:
         except CartographError:
             raise
         except TimeoutError:
-            raise timeout_error(server, "tools/list", limits.list_timeout) from None
+            raise timeout_error(server, "listing", limits.list_timeout) from None
         except CLOSED_ERRORS:
             raise UpstreamError(server, "the connection closed during the call; retry") from None
         except Exception as exc:  # boundary: nothing an upstream does may crash the proxy
             if result is not None:
                 logger.warning("%s: error while closing the session: %r", server, exc)
-                return result
+                return result.value
             raise UpstreamError(server, f"failed during {phase}: {_first_line(exc)}") from None
         if scope.cancelled_caught:
             if phase == "start":
                 raise timeout_error(server, "start and initialize", limits.start_timeout)
             if phase == "call":
-                raise timeout_error(server, f"tools/call {tool!r}", limits.call_timeout)
+                raise timeout_error(server, ask.doing, limits.call_timeout)
         if result is None:
             raise UpstreamError(server, f"the session ended during {phase}; retry")
-        return result
+        return result.value
 
     def owned(self) -> int:
         """Upstream sessions open now: one per call in flight."""
@@ -142,6 +149,13 @@ class OneShotGateway:
             )
             for name, s in sorted(self._stats.items())
         ]
+
+
+@dataclass(frozen=True)
+class _Box(Generic[T]):
+    """A result that arrived (it may itself be falsy or None)."""
+
+    value: T
 
 
 def _first_line(exc: BaseException) -> str:

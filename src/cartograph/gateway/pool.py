@@ -1,9 +1,9 @@
 """The pooled gateway: one persistent session per upstream (or per upstream and client).
 
 Sessions start lazily on the first call, are checked by the drift guard when they start and on
-``notifications/tools/list_changed``, restart with exponential backoff after a crash, close when
-idle, and admit a bounded number of calls at a time. Upstreams named in ``per_client`` get one
-session per MCP client, so one agent's state never leaks to another's.
+a ``list_changed`` (tools, prompts, resources), restart with exponential backoff after a crash,
+close when idle, and admit a bounded number of calls (or other requests) at a time. Upstreams
+named in ``per_client`` get one session per MCP client, so no agent's state leaks to another's.
 
 Each session lives in a runner task of the gateway's own task group (an anyio transport must be
 entered and left in the same task); calls borrow the live session from any task.
@@ -17,11 +17,13 @@ from typing import Any
 
 import anyio
 from anyio.abc import TaskGroup
-from mcp import McpError, types
+from mcp import ClientSession, McpError, types
 
 from cartograph.errors import CartographError, UpstreamError, UpstreamTimeout
 from cartograph.gateway.base import (
     CLOSED_ERRORS,
+    LIST_CHANGED,
+    Ask,
     Connection,
     Connector,
     GatewayMode,
@@ -29,12 +31,23 @@ from cartograph.gateway.base import (
     IncomingMessage,
     Limits,
     SessionHealth,
+    T,
+    UpstreamEvents,
     backoff_delay,
+    check_live,
     check_result_size,
     forward_call,
-    list_live_tools,
 )
-from cartograph.gateway.lease import Lease, Slot, describe_error, lease_tail, slot_health
+from cartograph.gateway.lease import (
+    Lease,
+    Slot,
+    answers_ping,
+    describe_error,
+    lease_tail,
+    oldest_idle,
+    slot_busy,
+    slot_health,
+)
 from cartograph.upstream.failures import mcp_error, timeout_error
 
 logger = logging.getLogger(__name__)
@@ -56,8 +69,10 @@ class PooledGateway:
         limits: Limits | None = None,
         guard: Guard | None = None,
         per_client: frozenset[str] = frozenset(),
+        events: UpstreamEvents | None = None,
     ) -> None:
         self._connector = connector
+        self.events = events
         self.limits = limits or Limits()
         self._guard = guard
         self.per_client = per_client
@@ -94,6 +109,16 @@ class PooledGateway:
         client: str | None = None,
         meta: dict[str, Any] | None = None,
     ) -> types.CallToolResult:
+        async def send(session: ClientSession) -> types.CallToolResult:
+            return await forward_call(server, session, tool, arguments, meta)
+
+        result = await self.request(server, Ask(f"tools/call {tool!r}", tool, send), client=client)
+        check_result_size(server, result, self.limits.max_result_bytes)
+        return result
+
+    async def request(self, server: str, ask: Ask[T], *, client: str | None = None) -> T:
+        """Send ``ask`` on the server's pooled session (started when needed), after the drift
+        guard admitted ``ask.key``; bounded like a tool call."""
         slot = self._slot(server, client)
         slot.in_flight += 1
         limits = self.limits
@@ -102,31 +127,24 @@ class PooledGateway:
                 with anyio.fail_after(limits.call_timeout):
                     await slot.sem.acquire()
             except TimeoutError:
-                raise timeout_error(
-                    server,
-                    f"waiting for a free slot ({slot.in_flight - 1} call(s) in flight, "
-                    f"limit {limits.max_in_flight})",
-                    limits.call_timeout,
-                ) from None
+                raise slot_busy(slot, limits.max_in_flight, limits.call_timeout) from None
             try:
-                return await self._call_on(slot, tool, arguments, meta)
+                return await self._send_on(slot, ask)
             finally:
                 slot.sem.release()
         finally:
             slot.in_flight -= 1
             slot.last_used = anyio.current_time()
 
-    async def _call_on(
-        self, slot: Slot, tool: str, arguments: dict[str, Any], meta: dict[str, Any] | None
-    ) -> types.CallToolResult:
+    async def _send_on(self, slot: Slot, ask: Ask[T]) -> T:
         for attempt in (1, 2):
             lease = await self._ready_lease(slot)
             if lease.recheck:
-                # tools/list_changed arrived: admit nothing until the drift guard has looked.
+                # a list_changed arrived: admit nothing until the drift guard has looked.
                 with anyio.fail_after(self.limits.list_timeout):
                     await lease.checked.wait()
             if self._guard is not None:
-                self._guard.admit(slot.server, tool)
+                self._guard.admit(slot.server, ask.key)
             assert lease.conn is not None
             if lease.conn.closed.is_set():  # it died while idle: a request now is never answered
                 self._crashed(slot, lease, "the upstream exited while idle")
@@ -135,15 +153,11 @@ class PooledGateway:
                 raise UpstreamError(slot.server, "the session closed twice in a row; retry later")
             try:
                 with anyio.fail_after(self.limits.call_timeout), lease.call():
-                    result = await forward_call(
-                        slot.server, lease.conn.session, tool, arguments, meta
-                    )
+                    result = await ask.send(lease.conn.session)
             except TimeoutError:
                 if self._tg is not None:
                     self._tg.start_soon(self._probe, slot, lease)
-                raise timeout_error(
-                    slot.server, f"tools/call {tool!r}", self.limits.call_timeout
-                ) from None
+                raise timeout_error(slot.server, ask.doing, self.limits.call_timeout) from None
             except CLOSED_ERRORS:
                 # The request never left: the session died while idle. Safe to send again.
                 self._crashed(slot, lease, "the connection was closed")
@@ -157,7 +171,6 @@ class PooledGateway:
                     self._crashed(slot, lease, "exited during a call")
                 raise mcp_error(slot.server, exc, lease_tail(lease)) from None
             slot.failures = 0
-            check_result_size(slot.server, result, self.limits.max_result_bytes)
             return result
         raise AssertionError("unreachable")
 
@@ -185,10 +198,9 @@ class PooledGateway:
         raise UpstreamError(slot.server, "the session kept closing while starting; retry")
 
     async def _restart(self, slot: Slot, seen: Lease | None) -> Lease:
-        """The slot's session, started anew unless another caller already did: one start at a
-        time per upstream, and the lease is looked at again after every wait (for the start
-        lock, through the backoff, for the old session to close). ``seen`` is the dead lease
-        the caller found; a newer one, even one that failed, is its answer."""
+        """The slot's session, started anew unless another caller already did (one start at a
+        time; the lease is looked at again after every wait). ``seen`` is the dead lease the
+        caller found; a newer one, even one that failed, is its answer."""
         async with slot.start_lock:
             lease = slot.lease
             if lease is not seen and lease is not None:
@@ -234,13 +246,7 @@ class PooledGateway:
 
     async def _probe(self, slot: Slot, lease: Lease) -> None:
         """After a timeout: if the session no longer answers a ping, replace it."""
-        conn = lease.conn
-        if conn is None:
-            return
-        try:
-            with anyio.fail_after(min(5.0, self.limits.call_timeout)):
-                await conn.session.send_ping()
-        except (TimeoutError, McpError, *CLOSED_ERRORS):
+        if not await answers_ping(lease, min(5.0, self.limits.call_timeout)):
             self._crashed(slot, lease, "stopped answering after a timed-out call")
 
     # -- session runner -----------------------------------------------------------------------
@@ -250,8 +256,10 @@ class PooledGateway:
 
         async def on_message(message: IncomingMessage) -> None:
             if isinstance(message, types.ServerNotification):
-                if isinstance(message.root, types.ToolListChangedNotification):
+                if isinstance(message.root, LIST_CHANGED):
                     lease.request_recheck()
+                elif isinstance(message.root, types.ResourceUpdatedNotification) and self.events:
+                    await self.events.updated(server, slot.client, str(message.root.params.uri))
             elif isinstance(message, Exception):
                 lease.notices += 1
                 if lease.notices <= 3:
@@ -260,12 +268,13 @@ class PooledGateway:
         try:
             with anyio.CancelScope(deadline=anyio.current_time() + self.limits.start_timeout) as sc:
                 async with self._connector(server, message_handler=on_message) as conn:
-                    tools = await list_live_tools(conn.session, timeout=self.limits.list_timeout)
-                    self._check(server, tools)
+                    tools = await check_live(self._guard, server, conn, self.limits.list_timeout)
+                    if self.events is not None:  # e.g. subscribe again what clients subscribed to
+                        await self.events.ready(server, slot.client, conn.session)
                     sc.deadline = math.inf
                     lease.conn = conn
                     lease.ready.set()
-                    logger.info("%s: session ready (%d tools)", server, len(tools))
+                    logger.info("%s: session ready (%d tools)", server, tools)
                     async with anyio.create_task_group() as watch:
                         watch.start_soon(self._watch, slot, lease, conn)
                         await self._serve(slot, lease, conn)
@@ -327,11 +336,10 @@ class PooledGateway:
             if lease.recheck and not lease.stopping:
                 seen = lease.changes
                 try:
-                    tools = await list_live_tools(conn.session, timeout=self.limits.list_timeout)
+                    await check_live(self._guard, slot.server, conn, self.limits.list_timeout)
                 except (TimeoutError, CartographError, McpError, *CLOSED_ERRORS) as exc:
-                    self._crashed(slot, lease, f"tools/list failed after list_changed: {exc!r}")
+                    self._crashed(slot, lease, f"listing failed after list_changed: {exc!r}")
                     break
-                self._check(slot.server, tools)
                 if lease.changes == seen:  # else another list_changed came: list again
                     lease.recheck = False
                     lease.checked.set()
@@ -341,10 +349,6 @@ class PooledGateway:
             if slot.in_flight == 0 and quiet >= idle:
                 logger.info("%s: closing idle session after %.0f s", slot.server, quiet)
                 lease.stopping = True
-
-    def _check(self, server: str, tools: list[dict[str, Any]]) -> None:
-        if self._guard is not None:
-            self._guard.check(server, tools)
 
     # -- slots and health ---------------------------------------------------------------------
 
@@ -361,16 +365,11 @@ class PooledGateway:
         return slot
 
     def _evict(self, server: str) -> None:
-        mine = [s for (name, c), s in self._slots.items() if name == server and c is not None]
-        if len(mine) < self.limits.max_client_sessions:
-            return
-        idle = sorted((s for s in mine if s.in_flight == 0), key=lambda s: s.last_used)
-        if not idle:
-            return
-        oldest = idle[0]
-        if oldest.lease is not None:
-            oldest.lease.stop()
-        self._slots.pop((oldest.server, oldest.client), None)
+        oldest = oldest_idle(self._slots, server, self.limits.max_client_sessions)
+        if oldest is not None:
+            if oldest.lease is not None:
+                oldest.lease.stop()
+            self._slots.pop((oldest.server, oldest.client), None)
 
     async def release_client(self, client: str) -> None:
         """Close every session that belongs to ``client`` (it disconnected) and forget them."""
@@ -391,8 +390,7 @@ class PooledGateway:
             await slot.lease.done.wait()
 
     def owned(self) -> int:
-        """Upstream sessions open now (for stdio upstreams: child processes), closing ones and
-        those of dropped per-client slots included."""
+        """Upstream sessions (stdio: processes) open now, closing and dropped slots' included."""
         return len(self._leases)
 
     def health(self) -> list[SessionHealth]:

@@ -76,7 +76,7 @@ def card_set_digest(cards: Mapping[str, Card]) -> str:
     for position, name in enumerate(sorted(cards, key=_utf16)):
         if position:
             digest.update(b",")
-        digest.update(canonical(name) + b":" + canonical(cards[name].model_dump(mode="json")))
+        digest.update(canonical(name) + b":" + canonical(cards[name].stored_payload()))
     digest.update(b'},"documents_version":' + canonical(DOCUMENTS_VERSION) + b"}")
     return "sha256:" + digest.hexdigest()
 

@@ -71,6 +71,14 @@ class CardCatalog:
         The store and the key files are looked at no more than once per ``REFRESH_INTERVAL``
         seconds, so a re-attestation takes effect within that time without costing every call.
         """
+        return self._look()
+
+    def poll(self) -> bool:
+        """:meth:`refresh` for tools/list and the background watch (proxy/brief.py), apart from
+        discover's and call's own refreshes so that those can be counted."""
+        return self._look()
+
+    def _look(self) -> bool:
         now = time.monotonic()
         if self._stamp is not None and now - self._checked_at < REFRESH_INTERVAL:
             return False
@@ -151,12 +159,17 @@ class CardGuard:
         self.catalog = catalog
         self.quarantine = quarantine
 
-    def check(self, server: str, tools: list[dict[str, Any]]) -> None:
+    def check(
+        self,
+        server: str,
+        tools: list[dict[str, Any]],
+        listings: dict[str, list[dict[str, Any]]] | None = None,
+    ) -> None:
         card = self.catalog.cards.get(server)
         if card is None:
             logger.info("%s: no signed card; nothing of it is callable", server)
             return
-        self.quarantine.apply(card, tools)
+        self.quarantine.apply(card, tools, listings)
 
     def held(self, server: str, tool: str) -> HeldTool | None:
         """The quarantine entry of a tool, after lifting it if a newer card re-attested it."""

@@ -1,4 +1,5 @@
-"""The proxy's three operations, independent of MCP: discover, status and call.
+"""The proxy's three operations, independent of MCP: discover, status and call (and, in
+:mod:`cartograph.proxy.federated`, the upstreams' prompts and resources).
 
 :class:`Proxy` wires the verified cards, the drift guard and quarantine, the resolver, the
 audit log and a gateway together. The MCP server in :mod:`cartograph.proxy.server` is a thin
@@ -35,7 +36,9 @@ from cartograph.gateway.oneshot import OneShotGateway
 from cartograph.gateway.pool import PooledGateway
 from cartograph.index.answer import DiscoverAnswer
 from cartograph.index.names import Method
+from cartograph.proxy.brief import ListWatch, watch_catalog
 from cartograph.proxy.catalog import CardCatalog, CardGuard
+from cartograph.proxy.federated import Federation
 from cartograph.proxy.limits import (
     BoundedAudit,
     InputLimits,
@@ -49,6 +52,7 @@ from cartograph.proxy.offers import OfferBook, new_discover_id
 from cartograph.proxy.resolver import Opener, Resolver, default_opener
 from cartograph.proxy.settings import MODES
 from cartograph.proxy.status import StatusAnswer, build_status
+from cartograph.proxy.subscriptions import Subscriptions
 from cartograph.proxy.validate import validate_arguments
 from cartograph.storage import Store, open_store
 from cartograph.upstream.chain import call_meta, loop_problem, workspace_id
@@ -105,11 +109,19 @@ class Proxy:
         )
         self.configured = configured
         self.started = time.time()
+        self.federation = Federation(self)  # the upstreams' prompts and resources
+        self.list_watches: list[ListWatch] = []  # one per MCP server object (proxy/brief.py)
+        self.briefs: dict[tuple[Any, ...], str] = {}  # discover's catalog paragraph, by policy
+        self.subscriptions = Subscriptions(self)
         limits = self.settings.limits
         self.gateway: PooledGateway | OneShotGateway
         if self.settings.mode == "pooled":
             self.gateway = PooledGateway(
-                connector, limits=limits, guard=self.guard, per_client=self.settings.per_client
+                connector,
+                limits=limits,
+                guard=self.guard,
+                per_client=self.settings.per_client,
+                events=self.subscriptions,
             )
         else:
             self.gateway = OneShotGateway(
@@ -130,6 +142,7 @@ class Proxy:
         try:
             async with anyio.create_task_group() as tg:
                 tg.start_soon(self._warm_index)
+                tg.start_soon(watch_catalog, self)
                 async with self.gateway:
                     yield self
                 tg.cancel_scope.cancel()
@@ -139,6 +152,7 @@ class Proxy:
     async def release_client(self, client: str) -> None:
         """A client disconnected: close the upstream sessions that were its own."""
         self.offers.forget(client)
+        self.subscriptions.release(client)
         if isinstance(self.gateway, PooledGateway):
             await self.gateway.release_client(client)
 

@@ -1,4 +1,6 @@
-"""The MCP server an agent connects to: exactly three tools, over stdio or streamable HTTP.
+"""The MCP server an agent connects to: exactly three tools, over stdio or streamable HTTP,
+and the upstreams' prompts and resources under server-qualified names
+(:mod:`cartograph.proxy.front`).
 
 A thin shell over :class:`~cartograph.proxy.core.Proxy`. This is the tool-call boundary:
 domain errors become MCP tool errors (``isError``) with their message, timeouts already say
@@ -30,7 +32,9 @@ from mcp.server.transport_security import TransportSecuritySettings
 from cartograph.access.guard import Access, Caller
 from cartograph.access.http import AuthMiddleware, caller_of
 from cartograph.errors import AuthError, CartographError, RateLimited
+from cartograph.proxy.brief import ListWatch, discover_description, proxy_brief
 from cartograph.proxy.core import Proxy
+from cartograph.proxy.front import FrontServer, register_federation
 from cartograph.proxy.http_limit import BodyLimit
 from cartograph.proxy.stdio import bounded_stdio_server
 from cartograph.upstream.chain import meta_chain
@@ -112,9 +116,10 @@ def build_server(
             with anyio.CancelScope(shield=True), anyio.move_on_after(15):
                 await proxy.release_client(key)
 
-    server: Server[Any, Any] = Server(
+    server = FrontServer(
         "cartograph", version=_version(), instructions=INSTRUCTIONS, lifespan=client_lifespan
     )
+    server.subscribe = proxy.settings.mode == "pooled"
 
     def client_key() -> str:
         return str(server.request_context.lifespan_context["client"])
@@ -127,9 +132,15 @@ def build_server(
             raise AuthError("no authenticated client for this request")
         return found
 
+    watch = ListWatch()
+    proxy.list_watches.append(watch)
+
     @server.list_tools()
     async def list_tools() -> list[types.Tool]:
-        return TOOLS
+        watch.remember(server.request_context.session)
+        brief = await anyio.to_thread.run_sync(proxy_brief, proxy, current_caller())
+        described = TOOLS[0].model_copy(update={"description": discover_description(brief)})
+        return [described, *TOOLS[1:]]
 
     # The SDK's own input validation re-checks the meta-schema on every call (~7 ms); ours
     # compiles each of the three schemas once.
@@ -177,6 +188,7 @@ def build_server(
             )
         return _error(f"unknown tool {name!r}; this server has discover, call and status")
 
+    register_federation(server, proxy, access, current_caller, client_key)
     return server
 
 

@@ -55,6 +55,8 @@ class ServerStatus(_Out):
     card_age_h: float | None
     sessions: list[SessionRow] | Literal["not started"]
     quarantined: list[HeldRow] | None = None
+    prompts: int | None = None  # on the card, for the client (None: none)
+    resources: int | None = None  # resources and resource templates on the card (None: none)
 
 
 class Totals(_Out):
@@ -185,6 +187,10 @@ def _servers(
             if proxy.guard.held(name, t.tool) is not None
             and (policy is None or policy.permits(name, t.tool))
         ]
+        head = catalog.cards.head(name)
+        listed = head.prompts if head else []
+        prompts = [p for p in listed if policy is None or policy.permits(name, p.name)]
+        resources = len(head.resources) + len(head.resource_templates) if head else 0
         servers.append(
             ServerStatus(
                 server=name,
@@ -193,6 +199,8 @@ def _servers(
                 card_age_h=_age_hours(ref.signed_at, now),
                 sessions=sessions.pop(name, []) or "not started",
                 quarantined=held or None,
+                prompts=len(prompts) or None,
+                resources=resources or None,
             )
         )
     return servers, visible

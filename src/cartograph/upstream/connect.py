@@ -1,11 +1,11 @@
 """Sessions with one upstream MCP server, its tools as sent, and snapshots of many at once.
 
 Owns :func:`open_session` (start or connect the upstream through its config's transport,
-``initialize`` it with the official SDK's ``ClientSession``, capture a stdio child's stderr, and
+```initialize`` it with the official SDK's ``ClientSession``, capture a stdio child's stderr, and
 turn every failure into :class:`~cartograph.errors.UpstreamError` through
 :mod:`cartograph.upstream.failures`), :func:`list_tools_raw` (``tools/list`` with pagination,
 tools returned as the dicts the server sent, so schemas the SDK's models would reject still
-come through), and
+come through; prompts and resources are listed by :mod:`cartograph.upstream.listings`), and
 :func:`snapshot_servers` (all upstreams concurrently, each with its own time budget, failures
 reported next to the snapshot instead of aborting it).
 
@@ -40,6 +40,7 @@ from cartograph.upstream.failures import (
     map_upstream_error,
     single_leaf,
 )
+from cartograph.upstream.listings import list_listings, list_raw
 from cartograph.upstream.snapshot import ServerSnapshot, Snapshot
 
 logger = logging.getLogger(__name__)
@@ -200,32 +201,7 @@ async def list_tools_raw(
     """
     session = upstream.session if isinstance(upstream, UpstreamSession) else upstream
     name = upstream.name if isinstance(upstream, UpstreamSession) else "upstream"
-    tools: list[dict[str, Any]] = []
-    cursor: str | None = None
-    seen: set[str] = set()
-    for page_no in range(max_pages):
-        params = types.PaginatedRequestParams(cursor=cursor) if cursor is not None else None
-        result = await session.send_request(
-            types.ClientRequest(types.ListToolsRequest(params=params)), types.Result
-        )
-        raw = result.model_extra or {}
-        page = raw.get("tools")
-        if not isinstance(page, list):
-            raise UpstreamError(name, f"tools/list page {page_no + 1} has no 'tools' list")
-        for i, tool in enumerate(page):
-            if not isinstance(tool, dict) or not isinstance(tool.get("name"), str):
-                raise UpstreamError(
-                    name, f"tools/list page {page_no + 1}: tools[{i}] is not a tool with a name"
-                )
-            tools.append(tool)
-        nxt = raw.get("nextCursor")
-        if nxt is None or nxt == "":
-            return tools
-        if not isinstance(nxt, str) or nxt in seen:
-            raise UpstreamError(name, f"tools/list repeats or mangles its cursor {nxt!r}")
-        seen.add(nxt)
-        cursor = nxt
-    raise UpstreamError(name, f"tools/list did not end after {max_pages} pages")
+    return await list_raw(session, name, "tools/list", max_pages=max_pages)
 
 
 async def snapshot_server(cfg: UpstreamConfig, *, timeout: float = 30.0) -> ServerSnapshot:
@@ -233,12 +209,15 @@ async def snapshot_server(cfg: UpstreamConfig, *, timeout: float = 30.0) -> Serv
     started = anyio.current_time()
     async with open_session(cfg, timeout=timeout) as up:
         remaining = max(timeout - (anyio.current_time() - started), 0.001)
+        init = up.initialize_result
+        doing = "tools/list"
         try:
             with anyio.fail_after(remaining):
                 tools = await list_tools_raw(up)
+                doing = "prompts/list and resources/list"
+                listings = await list_listings(up.session, cfg.name, init.capabilities)
         except Exception as exc:
-            raise up.error(exc, "tools/list", timeout=timeout) from exc
-        init = up.initialize_result
+            raise up.error(exc, doing, timeout=timeout) from exc
         return ServerSnapshot(
             name=cfg.name,
             tools=tools,
@@ -247,6 +226,9 @@ async def snapshot_server(cfg: UpstreamConfig, *, timeout: float = 30.0) -> Serv
             protocol_version=str(init.protocolVersion),
             transport=cfg.transport,
             endpoint=cfg.public_endpoint(),
+            prompts=listings.prompts,
+            resources=listings.resources,
+            resource_templates=listings.resource_templates,
         )
 
 

@@ -13,10 +13,14 @@ Our format (``cartograph.snapshot/1``), written by ``cartograph bootstrap`` into
           "package": "...", "version": "...",            # when known
           "serverInfo": {...}, "protocolVersion": "...", "instructions": "...",
           "tools": [ {...tool exactly as sent...} ],
+          "prompts": [...], "resources": [...], "resourceTemplates": [...],  # when advertised
           "error": null | "why it failed"
         }
       }
     }
+
+``prompts``, ``resources`` and ``resourceTemplates`` are recorded, as sent, only for a server
+whose capabilities advertise prompts or resources; a server without them has no such keys.
 
 Two foreign formats load too: the fleet ``catalog.json`` (``{server: {"tools": [...],
 "serverInfo": ..., "instructions": ...}}``) and corpus ``tools.jsonl`` (one tool a line with
@@ -52,12 +56,27 @@ class ServerSnapshot:
     package: str | None = None
     version: str | None = None
     error: str | None = None
+    prompts: list[dict[str, Any]] | None = None
+    resources: list[dict[str, Any]] | None = None
+    resource_templates: list[dict[str, Any]] | None = None
+    """None: not recorded (the server does not advertise the capability, or an older snapshot)."""
 
     def tools_hash(self) -> str:
         return sha256_json(self.tools)
 
-    def to_json(self) -> dict[str, Any]:
+    def listings(self) -> dict[str, list[dict[str, Any]]] | None:
+        """prompts/list, resources/list and resources/templates/list as recorded (absent
+        ones empty), or None when none of them was recorded."""
+        if self.prompts is None and self.resources is None and self.resource_templates is None:
+            return None
         return {
+            "prompts": self.prompts or [],
+            "resources": self.resources or [],
+            "resourceTemplates": self.resource_templates or [],
+        }
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
             "transport": self.transport,
             "endpoint": self.endpoint,
             "package": self.package,
@@ -68,6 +87,17 @@ class ServerSnapshot:
             "tools": self.tools,
             "error": self.error,
         }
+        for key, value in _LISTING_KEYS.items():
+            if getattr(self, value) is not None:
+                out[key] = getattr(self, value)
+        return out
+
+
+_LISTING_KEYS = {
+    "prompts": "prompts",
+    "resources": "resources",
+    "resourceTemplates": "resource_templates",
+}
 
 
 @dataclass(frozen=True)
@@ -137,6 +167,7 @@ def _server_from_json(path: Path, name: str, entry: Any) -> ServerSnapshot:
         if not isinstance(tool.get("name"), str) or not tool["name"]:
             raise SnapshotError(f"{path}: server {name!r}: tools[{i}] has no 'name'")
     info = entry.get("serverInfo")
+    listings = {attr: _listing(path, name, entry, key) for key, attr in _LISTING_KEYS.items()}
     return ServerSnapshot(
         name=str(name),
         tools=tools,
@@ -148,7 +179,17 @@ def _server_from_json(path: Path, name: str, entry: Any) -> ServerSnapshot:
         package=_opt_str(entry.get("package")),
         version=_opt_str(entry.get("version")),
         error=_opt_str(entry.get("error")),
+        **listings,
     )
+
+
+def _listing(path: Path, name: str, entry: dict[str, Any], key: str) -> list[dict[str, Any]] | None:
+    value = entry.get(key)
+    if value is None:
+        return None
+    if not isinstance(value, list) or not all(isinstance(v, dict) for v in value):
+        raise SnapshotError(f"{path}: server {name!r}: field {key!r} must be a list of objects")
+    return value
 
 
 def _load_tools_jsonl(path: Path) -> Snapshot:

@@ -5,6 +5,8 @@ garbage  answers every line with text that is not JSON-RPC, until stdin closes
 exit     writes a line to stderr and exits with status 3 before reading anything
 raw      a working server whose tools/list is the JSON file given as the second argument, sent
          byte for byte (tools the SDK's models would refuse are fine)
+listings a working server advertising prompts and resources: its prompts/list answers without a
+         list, resources/list is refused, resources/templates/list holds one template
 """
 
 import json
@@ -14,6 +16,8 @@ from pathlib import Path
 
 MODE = sys.argv[1]
 RAW_TOOLS = Path(sys.argv[2]).read_text(encoding="utf-8") if MODE == "raw" else "[]"
+if MODE == "listings":
+    RAW_TOOLS = '[{"name": "ping", "inputSchema": {"type": "object"}}]'
 
 
 def send(message: dict, raw_result: str | None = None) -> None:
@@ -42,10 +46,16 @@ for line in sys.stdin:
     if request["method"] == "initialize":
         result = {
             "protocolVersion": request["params"]["protocolVersion"],
-            "capabilities": {"tools": {}},
+            "capabilities": {"tools": {}}
+            if MODE != "listings"
+            else {"tools": {}, "prompts": {}, "resources": {}},
             "serverInfo": {"name": "raw-server", "version": "0.0.1"},
             "instructions": "Hand-written for tests.",
         }
+    elif MODE == "listings" and request["method"] == "prompts/list":
+        result = {"prompt": "not a list"}
+    elif MODE == "listings" and request["method"] == "resources/templates/list":
+        result = {"resourceTemplates": [{"uriTemplate": "raw://doc/{id}", "name": "doc"}]}
     elif request["method"] == "tools/list":
         send({"jsonrpc": "2.0", "id": request["id"]}, '{"tools": ' + RAW_TOOLS.strip() + "}")
         continue

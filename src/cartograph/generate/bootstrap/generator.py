@@ -4,8 +4,10 @@
 :class:`~cartograph.cards.model.Card` plus a :class:`GenerationReport` of what was dropped and
 why. The text is composed by :mod:`cartograph.generate.bootstrap.tool` (per tool) and
 :mod:`cartograph.generate.bootstrap.server` (per server); this module adds identity, provenance and
-hashes, makes every summary within a server distinct, and checks example arguments against the
-schema. Same input, same card: nothing here reads the clock, the disk or the network.
+hashes and the entries of the server's prompts and resources
+(:mod:`cartograph.generate.bootstrap.extras`), makes every summary within a server distinct, and
+checks example arguments against the schema. Same input, same card: nothing here reads the clock,
+the disk or the network.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from cartograph.cards.model import (
     ToolExample,
 )
 from cartograph.config import TRANSPORT_KINDS
+from cartograph.generate.bootstrap.extras import listing_entries
 from cartograph.generate.bootstrap.identity import Product, product_of
 from cartograph.generate.bootstrap.prose import purpose_of
 from cartograph.generate.bootstrap.rewrite import break_runs
@@ -143,18 +146,21 @@ def generate_card(
         for d in draft.dropped:
             logger.info("%s/%s: dropped %s text: %.60s", server.name, draft.name, d.reason, d.text)
 
-    card = _card(server, capability, entries, created_at, snapshot_hash)
+    card = _card(server, product, capability, entries, created_at, snapshot_hash)
     report = GenerationReport(server.name, tuple(reports), tuple(server_warnings))
     return GeneratedCard(card, report)
 
 
 def _card(
     server: ServerSnapshot,
+    product: Product,
     capability: Capability,
     entries: list[ToolEntry],
     created_at: str,
     snapshot_hash: str | None,
 ) -> Card:
+    listings = server.listings()
+    extras = listing_entries(server, product, GENERATOR_ID)
     return Card(
         identity=Identity(
             server=server.name,
@@ -173,7 +179,11 @@ def _card(
             tools_list_hash=sha256_json(server.tools),
             snapshot_hash=snapshot_hash,
             instructions_hash=sha256_text(server.instructions) if server.instructions else None,
+            listings_hash=sha256_json(listings) if listings and any(listings.values()) else None,
         ),
+        prompts=extras.prompts,
+        resources=extras.resources,
+        resource_templates=extras.resource_templates,
     )
 
 

@@ -34,7 +34,7 @@ import numpy as np
 from cartograph.cards.model import Card
 from cartograph.generate.bootstrap.generator import generate_cards
 from cartograph.index import ToolIndex, card_set_digest, embed_queries, load_embedder
-from cartograph.index.tool_index import read_manifest
+from cartograph.index.manifest import read_manifest
 from cartograph.rift import RiftConfig, RiftReport, analyze
 from cartograph.rift.analyze import RiftTool
 from cartograph.rift.workspace import discover_ranker, tools_from_cards

@@ -12,7 +12,7 @@ from indexkit import INDEX_KEY, write_workspace_cards
 from cartograph.cards.seal import sign_card
 from cartograph.errors import IndexError_
 from cartograph.index import open_index_with_status
-from cartograph.index.tool_index import _sha256_file
+from cartograph.index.manifest import sha256_file as _sha256_file
 from cartograph.storage import open_index, open_store
 from cartograph.trust.keys import OperatorKey
 from cartograph.workspace import Workspace

@@ -96,7 +96,7 @@ def test_an_index_built_with_another_embedder_is_refused(index, tmp_path):
 def test_the_card_set_digest_hashed_card_by_card_equals_the_whole_set_hashed_at_once(cards):
     from cartograph.canonical import sha256_json
     from cartograph.cards.shelf import CardShelf
-    from cartograph.index.tool_index import DOCUMENTS_VERSION, card_set_digest
+    from cartograph.index.manifest import DOCUMENTS_VERSION, card_set_digest
 
     first = next(iter(cards.values()))
     named = dict(cards)

@@ -27,10 +27,19 @@ from cartograph.index.names import DEFAULT_METHOD, METHODS, Method
 @click.argument("task")
 @k_option("How many tools to return.")
 @method_option(METHODS, "Ranking method.", default=DEFAULT_METHOD)
+@click.option(
+    "--keyword",
+    "-w",
+    "keywords",
+    multiple=True,
+    help="A product name or identifier that must weigh in (lexical channel); repeatable.",
+)
 @json_option("Print the answer as JSON.")
 @pass_app
 @handle_errors
-def discover(app: AppContext, task: str, k: int, method: Method, as_json: bool) -> None:
+def discover(
+    app: AppContext, task: str, k: int, method: Method, keywords: tuple[str, ...], as_json: bool
+) -> None:
     """Rank the tools of the verified cards for TASK; show summaries, arguments and an example
     (--json: the whole input schemas).
 
@@ -40,6 +49,7 @@ def discover(app: AppContext, task: str, k: int, method: Method, as_json: bool) 
     examples}], "note"}.
     """
     from cartograph.index import open_index_with_status
+    from cartograph.index.abstain import judge
     from cartograph.index.answer import render_answer
     from cartograph.storage import open_store
 
@@ -52,8 +62,9 @@ def discover(app: AppContext, task: str, k: int, method: Method, as_json: bool) 
     index, status = open_index_with_status(ws, open_store(ws))
     if status.action == "rebuilt":
         stderr.print(f"[yellow]index rebuilt[/]: {status.reason}", highlight=False)
-    hits = index.search(task, k=k, method=method)
-    answer = render_answer(status.cards, hits)
+    hits = index.search(task, k=k, method=method, keywords=keywords)
+    note = judge(hits, index.embedder.model)  # abstained: the tools are the nearest, not fits
+    answer = render_answer(status.cards, hits, note, weak=note is not None)
     if as_json:
         emit_json(answer.to_json())
         return

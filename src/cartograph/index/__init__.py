@@ -20,10 +20,11 @@ from cartograph.lazy import exports
 if TYPE_CHECKING:  # resolved lazily at run time, see __getattr__
     from cartograph.index.answer import DiscoverAnswer, Hit, render_answer
     from cartograph.index.embedders import DEFAULT_SPEC, Embedder, embed_queries, load_embedder
+    from cartograph.index.manifest import card_set_digest
     from cartograph.index.methods import stage_one_width
     from cartograph.index.names import DEFAULT_METHOD, METHODS, Method
     from cartograph.index.store import IndexStatus, open_index, open_index_with_status
-    from cartograph.index.tool_index import ToolIndex, card_set_digest
+    from cartograph.index.tool_index import ToolIndex
     from cartograph.index.vectors import MatrixVectors, ToolVectors
 
     Retriever = ToolIndex
@@ -44,7 +45,7 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "Hit": ("cartograph.index.answer", "Hit"),
     "render_answer": ("cartograph.index.answer", "render_answer"),
     "ToolIndex": ("cartograph.index.tool_index", "ToolIndex"),
-    "card_set_digest": ("cartograph.index.tool_index", "card_set_digest"),
+    "card_set_digest": ("cartograph.index.manifest", "card_set_digest"),
     "Retriever": ("cartograph.index.tool_index", "ToolIndex"),
     "MatrixVectors": ("cartograph.index.vectors", "MatrixVectors"),
     "ToolVectors": ("cartograph.index.vectors", "ToolVectors"),

@@ -32,6 +32,7 @@ class Hit:
     server: str
     tool: str
     score: float
+    cosine: float | None = None  # the dense channel's cosine to the task (dense methods)
 
 
 class DiscoveredTool(BaseModel):
@@ -45,6 +46,7 @@ class DiscoveredTool(BaseModel):
     usage: str | None = None
     input_schema: dict[str, Any]
     examples: list[dict[str, Any]] | None = None
+    weak: bool | None = None  # set when discover abstained: the nearest tool, not a fit
 
 
 class DiscoverAnswer(BaseModel):
@@ -61,16 +63,18 @@ class DiscoverAnswer(BaseModel):
 
 
 def render_answer(
-    cards: Mapping[str, Card], hits: Iterable[Hit], note: str | None = None
+    cards: Mapping[str, Card], hits: Iterable[Hit], note: str | None = None, *, weak: bool = False
 ) -> DiscoverAnswer:
     """The answer for ``hits`` (best first) from ``cards``; a hit whose card or tool is not
-    there is left out (the index and the cards come from the same verified set)."""
+    there is left out (the index and the cards come from the same verified set). ``weak``:
+    discover abstained, so every tool is marked as the nearest rather than a fit."""
     tools = []
     for hit in hits:
         card = cards.get(hit.server)
         entry = card.tool(hit.tool) if card is not None else None
         if entry is not None:
-            tools.append(discovered_tool(hit.server, entry))
+            found = discovered_tool(hit.server, entry)
+            tools.append(found.model_copy(update={"weak": True}) if weak else found)
     if not tools:
         note = (note + "; " if note else "") + NO_MATCH
     return DiscoverAnswer(tools=tools, note=note)

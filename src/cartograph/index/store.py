@@ -23,7 +23,8 @@ import numpy as np
 from cartograph.cards.model import Card
 from cartograph.errors import IndexError_
 from cartograph.index.embedders import Embedder, load_embedder
-from cartograph.index.tool_index import ToolIndex, card_set_digest, read_manifest
+from cartograph.index.manifest import card_set_digest, read_manifest
+from cartograph.index.tool_index import ToolIndex
 from cartograph.index.vector_cache import known_vectors
 from cartograph.trust.store import TrustStore
 from cartograph.workspace import Workspace, read_settings

@@ -23,13 +23,12 @@ import os
 import shutil
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from cartograph.canonical import canonical
 from cartograph.cards.model import Card
 from cartograph.errors import IndexError_, UsageError
 from cartograph.files import temp_name
@@ -42,6 +41,14 @@ from cartograph.index.embedders import (
     query_and_step_vectors,
 )
 from cartograph.index.lexical import Lexical, jaccard_scores, token_set
+from cartograph.index.manifest import (
+    INDEX_FORMAT,
+    MANIFEST,
+    card_set_digest,
+    embedder_spec,
+    read_manifest,
+    sha256_file,
+)
 from cartograph.index.methods import (
     DEFAULT_METHOD,
     METHODS,
@@ -52,6 +59,7 @@ from cartograph.index.methods import (
     random_scores,
     two_stage_scores,
 )
+from cartograph.index.names import DENSE_METHODS
 from cartograph.index.query import split_steps
 from cartograph.index.vector_cache import QueryCache, embed_documents
 from cartograph.index.vectors import MatrixVectors, ToolVectors
@@ -59,43 +67,6 @@ from cartograph.index.vectors import MatrixVectors, ToolVectors
 _QUERIES = QueryCache()  # one per process: keyed by model id, so indexes may share it
 
 logger = logging.getLogger(__name__)
-
-INDEX_FORMAT = "cartograph.index/1"
-DOCUMENTS_VERSION = 3  # bump when documents.py composes text differently
-MANIFEST = "manifest.json"
-
-
-def card_set_digest(cards: Mapping[str, Card]) -> str:
-    """Names the card set an index is built from: every card's signed content and signature,
-    plus the version of the document composition (stored as the manifest's ``card_digest``).
-
-    The sha256 of the RFC 8785 form of ``{"cards": {name: card, ...}, "documents_version": V}``,
-    hashed one card at a time, so a compact card shelf never holds more than one card parsed.
-    Not :func:`cartograph.cards.seal.card_version_digest`, which names one card's content."""
-    digest = hashlib.sha256(b'{"cards":{')
-    for position, name in enumerate(sorted(cards, key=_utf16)):
-        if position:
-            digest.update(b",")
-        digest.update(canonical(name) + b":" + canonical(cards[name].stored_payload()))
-    digest.update(b'},"documents_version":' + canonical(DOCUMENTS_VERSION) + b"}")
-    return "sha256:" + digest.hexdigest()
-
-
-def _utf16(name: str) -> bytes:
-    return name.encode("utf-16-be")  # RFC 8785 sorts keys by UTF-16 code units
-
-
-def embedder_spec(embedder: Embedder) -> str:
-    """The spec string :func:`load_embedder` needs to load this embedder again."""
-    return str(getattr(embedder, "spec", None) or embedder.name)
-
-
-def _sha256_file(path: Path) -> str:
-    h = hashlib.sha256()
-    with path.open("rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-    return "sha256:" + h.hexdigest()
 
 
 def _unit(rows: np.ndarray) -> np.ndarray:
@@ -195,7 +166,7 @@ class ToolIndex:
         np.save(tmp / "server_vectors.npy", self.server_vectors, allow_pickle=False)
         self.lexical.save(tmp / "bm25")
         files = {
-            p.relative_to(tmp).as_posix(): _sha256_file(p)
+            p.relative_to(tmp).as_posix(): sha256_file(p)
             for p in sorted(tmp.rglob("*"))
             if p.is_file()
         }
@@ -240,7 +211,7 @@ class ToolIndex:
             path = root / rel
             if not path.is_file():
                 raise IndexError_(f"{path}: missing from the index; rebuild it")
-            if _sha256_file(path) != digest:
+            if sha256_file(path) != digest:
                 raise IndexError_(f"{path}: content does not match the manifest (tampered?)")
         rec = manifest["embedder"]
         embedder = embedder or load_embedder(rec["spec"])
@@ -325,42 +296,66 @@ class ToolIndex:
         k: int = 5,
         query_vec: np.ndarray | None = None,
         step_vecs: np.ndarray | None = None,
+        keywords: Sequence[str] = (),
     ) -> np.ndarray:
         """One score per tool under ``method`` (higher ranks first); ``k`` sizes stage one.
 
-        ``query_vec`` (and for hybrid ``step_vecs``) may be passed when already embedded.
+        ``query_vec`` (and for hybrid ``step_vecs``) may be passed when already embedded;
+        ``keywords`` (product names, identifiers) join the query in the lexical channel only.
         """
         if method not in METHODS:
             raise UsageError(f"unknown method {method!r}; choose one of: {', '.join(METHODS)}")
         n = len(self.tool_ids)
+        words = " ".join([query, *keywords]) if keywords else query
         if method == "random":
             seed = int.from_bytes(hashlib.sha256(query.encode()).digest()[:4], "big")
             return random_scores(n, seed=seed)
         if method == "jaccard":
             if self._tokens is None:
                 self._tokens = [token_set(d.lexical) for d in self.documents]
-            return jaccard_scores(query, self._tokens).astype(np.float64)
+            return jaccard_scores(words, self._tokens).astype(np.float64)
         if method == "bm25":
-            return self.lexical.scores(query).astype(np.float64)
+            return self.lexical.scores(words).astype(np.float64)
         if query_vec is None:
             query_vec, step_vecs = self.query_vectors(query, steps=method == "hybrid")
         if method == "flat":
             return self.vectors.cosine(query_vec).astype(np.float64)
+        evidence = self.evidence(query, query_vec, step_vecs)
+        if keywords:
+            evidence = replace(evidence, bm25=self.lexical.scores(words))
         if method == "two-stage":
-            return two_stage_scores(self.evidence(query, query_vec), k).astype(np.float64)
-        return hybrid_scores(self.evidence(query, query_vec, step_vecs), self.hybrid)
+            return two_stage_scores(evidence, k).astype(np.float64)
+        return hybrid_scores(evidence, self.hybrid)
 
-    def search(self, query: str, k: int = 5, method: Method = DEFAULT_METHOD) -> list[Hit]:
-        """The top ``k`` tools for ``query`` under ``method``."""
+    def search(
+        self,
+        query: str,
+        k: int = 5,
+        method: Method = DEFAULT_METHOD,
+        keywords: Sequence[str] = (),
+    ) -> list[Hit]:
+        """The top ``k`` tools for ``query`` under ``method``; with a dense method each hit
+        carries its cosine to the query (what abstention reads: :mod:`cartograph.index.abstain`)."""
         if k < 1:
             raise UsageError("k must be at least 1")
         if not self.tool_ids:
             return []
-        scores = self.scores(query, method, k)
+        scores = self.scores(query, method, k, keywords=keywords)
         k = min(k, len(scores))
         top = np.argpartition(-scores, k - 1)[:k]
         top = top[np.argsort(-scores[top], kind="stable")]
-        return [Hit(*self.tool_ids[i], score=float(scores[i])) for i in top]
+        cosines = None
+        if method in DENSE_METHODS:
+            query_vec, _ = self.query_vectors(query, steps=method == "hybrid")
+            cosines = self.vectors.cosine(query_vec)
+        return [
+            Hit(
+                *self.tool_ids[i],
+                score=float(scores[i]),
+                cosine=None if cosines is None else float(cosines[i]),
+            )
+            for i in top
+        ]
 
     def embed_queries(self, queries: Sequence[str]) -> np.ndarray:
         return embed_queries(self.embedder, queries)
@@ -372,19 +367,3 @@ def _centroids(vecs: np.ndarray, tool_server: np.ndarray, m: int) -> np.ndarray:
         np.add.at(out, tool_server, vecs.astype(np.float64))
         out /= np.maximum(np.bincount(tool_server, minlength=m), 1)[:, None]
     return _unit(out.astype(np.float32))
-
-
-def read_manifest(root: Path) -> dict[str, Any]:
-    path = root / MANIFEST
-    if not path.is_file():
-        raise IndexError_(f"{root}: no index here; run `cartograph index build`")
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise IndexError_(f"{path}: unreadable manifest ({exc}); rebuild the index") from exc
-    if not isinstance(data, dict) or data.get("format") != INDEX_FORMAT:
-        raise IndexError_(f"{path}: not a {INDEX_FORMAT} manifest; rebuild the index")
-    for key in ("files", "embedder", "tools", "servers", "card_digest", "server_documents"):
-        if key not in data:
-            raise IndexError_(f"{path}: field {key!r} is missing; rebuild the index")
-    return data

@@ -44,6 +44,7 @@ from cartograph.proxy.limits import (
     InputLimits,
     check_arguments,
     check_k,
+    check_keywords,
     check_names,
     check_task,
     text_for_audit,
@@ -172,9 +173,11 @@ class Proxy:
         *,
         caller: Caller | None = None,
         client: str | None = None,
+        keywords: Any = None,
     ) -> DiscoverAnswer:
         """The top-k tools for ``task`` among the configured servers that ``caller``'s policy
-        lets it see; ``client`` (the MCP session) remembers what was offered, for the audit.
+        lets it see; ``keywords`` (product names, identifiers) weigh in the lexical channel;
+        ``client`` (the MCP session) remembers what was offered, for the audit.
         Refused tasks are audited too (``outcome``), as a bounded excerpt and a hash."""
         limits = self.settings.inputs
         discover_id = new_discover_id()
@@ -182,11 +185,14 @@ class Proxy:
         try:
             check_task(task, limits)
             record["k"] = k = check_k(k, limits)
+            words = check_keywords(keywords)
+            if words:
+                record["keywords"] = list(words)
             task = task.strip()
             if not task:
                 raise GatewayError("discover needs a task in plain words, e.g. 'read a file'")
             ranking = await anyio.to_thread.run_sync(
-                self.resolver.rank, task, k, self._allow(caller), limiter=self._rank_limiter
+                self.resolver.rank, task, k, self._allow(caller), words, limiter=self._rank_limiter
             )
             answer = self.resolver.render(ranking)
         except CartographError as exc:

@@ -60,6 +60,24 @@ def check_k(k: Any, limits: InputLimits) -> int:
     return k
 
 
+MAX_KEYWORDS = 10
+MAX_KEYWORD_CHARS = 64
+
+
+def check_keywords(keywords: Any) -> tuple[str, ...]:
+    """discover's optional keywords: a list of at most 10 short strings."""
+    if keywords is None:
+        return ()
+    if not isinstance(keywords, list) or not all(isinstance(w, str) for w in keywords):
+        raise LimitExceeded('discover: keywords must be a list of strings, e.g. ["stripe"]')
+    if len(keywords) > MAX_KEYWORDS or any(len(w) > MAX_KEYWORD_CHARS for w in keywords):
+        raise LimitExceeded(
+            f"discover: at most {MAX_KEYWORDS} keywords of at most {MAX_KEYWORD_CHARS} "
+            "characters each (product names, identifiers); put the rest in the task"
+        )
+    return tuple(w.strip() for w in keywords if w.strip())
+
+
 def check_names(server: str, tool: str) -> None:
     """Server and tool names are short (tool names: SEP-986, at most 128 characters)."""
     for what, name in (("server", server), ("tool", tool)):

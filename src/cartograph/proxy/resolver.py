@@ -14,7 +14,7 @@ import logging
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
@@ -22,6 +22,7 @@ import numpy as np
 
 from cartograph.cards.model import Card, ToolEntry
 from cartograph.errors import CartographError, IndexError_
+from cartograph.index.abstain import judge
 from cartograph.index.answer import DiscoverAnswer, Hit, render_answer
 from cartograph.index.methods import DEFAULT_METHOD, Method
 from cartograph.proxy.catalog import CardCatalog, CardGuard
@@ -41,7 +42,9 @@ CACHE_SIZE = 1024
 class Searcher(Protocol):
     """What the resolver needs of the index: ``search(query, k, method) -> [Hit]``."""
 
-    def search(self, query: str, k: int, method: Method) -> list[Any]: ...
+    def search(
+        self, query: str, k: int, method: Method, keywords: Sequence[str] = ()
+    ) -> list[Any]: ...
 
 
 Opener = Callable[[Workspace, Store, Mapping[str, Card]], Searcher]
@@ -57,6 +60,7 @@ class Ranking:
     note: str | None = None
     all_hits: list[Hit] = field(default_factory=list, compare=False, repr=False)
     exhausted: bool = field(default=True, compare=False, repr=False)
+    weak: bool = False  # abstained: no result plausibly fits (cartograph.index.abstain)
 
 
 def default_opener(ws: Workspace, store: Store, cards: Mapping[str, Card]) -> Searcher:
@@ -93,7 +97,7 @@ class Resolver:
         self.index_seconds: float | None = None
         self.index_opened_at: float | None = None
         # Ranked hits by (task, k, method, index generation); quarantine is applied after.
-        self._cache: OrderedDict[tuple[str, int, str, int | None], list[Hit]] = OrderedDict()
+        self._cache: OrderedDict[tuple[Any, ...], list[Hit]] = OrderedDict()
 
     @property
     def method(self) -> Method:
@@ -143,9 +147,17 @@ class Resolver:
             tools=None if size is None else len(size),
         )
 
-    def rank(self, task: str, k: int, allow: Callable[[str, str], bool] | None = None) -> Ranking:
+    def rank(
+        self,
+        task: str,
+        k: int,
+        allow: Callable[[str, str], bool] | None = None,
+        keywords: Sequence[str] = (),
+    ) -> Ranking:
         """Top-k callable tools for ``task`` (blocking: embeds the query); with ``allow``, the
         top-k of the tools it permits: the index is asked for more until k are found.
+        ``keywords`` weigh in the lexical channel. When the best cosine of the results is below
+        the model's abstention threshold, the ranking is marked weak, with a note.
 
         The catalog is refreshed once here (a reload verifies the cards; it runs in the
         caller's worker thread, off the event loop), not again for each deeper look."""
@@ -153,26 +165,36 @@ class Resolver:
         want = k + 10  # room for hits dropped below (quarantined, card gone)
         self.catalog.refresh()
         while True:
-            ranking = self._rank(task, k, want)
-            if allow is None:
-                return ranking
-            results = [h for h in ranking.all_hits if allow(h.server, h.tool)][:k]
-            if len(results) >= k or ranking.exhausted:
-                return Ranking(ranking.method, results, ranking.note)
-            want *= 4
+            ranking = self._rank(task, k, want, tuple(keywords))
+            if allow is not None:
+                results = [h for h in ranking.all_hits if allow(h.server, h.tool)][:k]
+                if len(results) < k and not ranking.exhausted:
+                    want *= 4
+                    continue
+                ranking = Ranking(ranking.method, results, ranking.note)
+            return self._abstain(ranking)
 
-    def _rank(self, task: str, k: int, want: int) -> Ranking:
+    def _abstain(self, ranking: Ranking) -> Ranking:
+        """``ranking`` marked weak, with a note, when nothing in it plausibly fits."""
+        embedder = getattr(self._index, "embedder", None)
+        note = judge(ranking.results, getattr(embedder, "model", None))
+        if note is None:
+            return ranking
+        note = f"{ranking.note}; {note}" if ranking.note else note
+        return Ranking(ranking.method, ranking.results, note, weak=True)
+
+    def _rank(self, task: str, k: int, want: int, keywords: tuple[str, ...]) -> Ranking:
         searcher = self.searcher()
         method: RankMethod = self.method
         note = None
         if searcher is not None:
-            key = (task, want, self.method, self._index_generation)
+            key = (task, keywords, want, self.method, self._index_generation)
             hits = self._cache.get(key)
             if hits is None:
                 try:
                     hits = [
-                        Hit(str(h.server), str(h.tool), float(h.score))
-                        for h in searcher.search(task, want, self.method)
+                        Hit(str(h.server), str(h.tool), float(h.score), h.cosine)
+                        for h in searcher.search(task, want, self.method, keywords)
                     ]
                 except CartographError as exc:
                     raise IndexError_(f"the retrieval index failed: {exc}") from exc
@@ -181,7 +203,7 @@ class Resolver:
                     while len(self._cache) > CACHE_SIZE:
                         self._cache.popitem(last=False)
         else:
-            hits = keyword_rank(self.catalog.cards, task, want)
+            hits = keyword_rank(self.catalog.cards, " ".join([task, *keywords]), want)
             method = FALLBACK_METHOD
             note = self._fallback_note()
         callable_hits = [h for h in hits if self._callable(h.server, h.tool)]
@@ -207,7 +229,7 @@ class Resolver:
     def render(self, ranking: Ranking) -> DiscoverAnswer:
         """The answer an agent reads: tools with signed schemas and examples, and how to call."""
         shown = self.catalog.cards.only((hit.server, hit.tool) for hit in ranking.results)
-        return render_answer(shown, ranking.results, ranking.note)
+        return render_answer(shown, ranking.results, ranking.note, weak=ranking.weak)
 
     def audit_fields(self, ranking: Ranking) -> list[dict[str, Any]]:
         """Per returned tool: the card digest, version, key id and generator of the text that

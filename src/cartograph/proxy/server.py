@@ -56,6 +56,13 @@ TOOLS = [
             "properties": {
                 "task": {"type": "string", "description": "What you want done, in plain words"},
                 "k": {"type": "integer", "minimum": 1, "maximum": 20, "default": 5},
+                "keywords": {
+                    "type": "array",
+                    "items": {"type": "string", "maxLength": 64},
+                    "maxItems": 10,
+                    "description": "Optional product names or identifiers that must weigh in "
+                    "(e.g. stripe, JIRA-123)",
+                },
             },
             "required": ["task"],
         },
@@ -173,7 +180,9 @@ def build_server(
     ) -> types.CallToolResult:
         if name == "discover":
             task, k = str(arguments["task"]), int(arguments.get("k", 5))
-            answer = await proxy.discover(task, k, caller=who, client=client_key())
+            answer = await proxy.discover(
+                task, k, caller=who, client=client_key(), keywords=arguments.get("keywords")
+            )
             return _json(answer.to_json())
         if name == "status":
             return _json(proxy.status(who).to_json())

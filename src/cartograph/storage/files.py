@@ -206,7 +206,7 @@ class FileStore:
         return open_file_index(self.ws.index_dir, cards, embedder, rebuild=rebuild)
 
     def index_info(self) -> dict[str, Any]:
-        from cartograph.index.tool_index import read_manifest
+        from cartograph.index.manifest import read_manifest
 
         manifest = read_manifest(self.ws.index_dir)
         return {

@@ -22,13 +22,9 @@ from cartograph.cards.model import Card
 from cartograph.errors import IndexError_
 from cartograph.index.documents import ToolDocument, card_documents, server_document
 from cartograph.index.embedders import Embedder
+from cartograph.index.manifest import DOCUMENTS_VERSION, embedder_spec
 from cartograph.index.store import IndexAction
-from cartograph.index.tool_index import (
-    DOCUMENTS_VERSION,
-    _centroids,
-    _unit,
-    embedder_spec,
-)
+from cartograph.index.tool_index import _centroids, _unit
 from cartograph.storage.pg_db import DIM, INDEX_LOCK, Database
 
 logger = logging.getLogger(__name__)

@@ -74,6 +74,7 @@ prepare_data() {
   local d=$FLEET/data
   mkdir -p "$d/fs"
   [ -f "$d/fs/hello.txt" ] || echo "hello from the cartograph example fleet" >"$d/fs/hello.txt"
+  [ -f "$d/fs/README.md" ] || printf '# Example files\n\nWhat the filesystem server serves.\n' >"$d/fs/README.md"
   if [ ! -d "$d/repo/.git" ]; then
     rm -rf "$d/repo"; mkdir -p "$d/repo"
     (cd "$d/repo" && git init -q && echo "# demo repository" >README.md && git add README.md &&

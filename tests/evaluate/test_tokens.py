@@ -61,6 +61,7 @@ def test_direct_side_counts_every_upstream_tools_list_as_sent(home: Path) -> Non
         )
         assert report.per_server[name] == tok.count(wire), name
     assert report.tools == sum(len(s["tools"]) for s in raw.values()) == 58
+
     async def tools_listed() -> list[dict[str, object]]:
         async with in_memory_client(ws) as client:
             found = await client.list_tools()

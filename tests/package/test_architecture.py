@@ -42,8 +42,6 @@ LONG_FUNCTION_EXCEPTIONS: set[str] = {
     "cartograph.cards.federation.one",
     "cartograph.cli.rift_cmd.rift",
     "cartograph.generate.attest.attest_snapshot",
-    "cartograph.generate.bootstrap.generator.generate_card",
-    "cartograph.generate.bootstrap.tool.compose_tool",
     "cartograph.proxy.server.build_server",
     "cartograph.upstream.connect.open_session",
     "cartograph.upstream.connect.snapshot_servers",

@@ -40,7 +40,12 @@ class ToolEntry(_Strict):
     summary: str = Field(min_length=1, description="Operator-written, one or two sentences.")
     usage: str = Field(default="", description="When to use it, what it needs, what it returns.")
     examples: list[ToolExample] = Field(default_factory=list)
-    tags: list[str] = Field(default_factory=list)
+    tags: list[str] = Field(default_factory=list, description="A few topic words.")
+    keywords: list[str] = Field(
+        default_factory=list,
+        description="Ranking-only words (product names, synonyms, hints): read by the lexical "
+        "index, never shown to an agent.",
+    )
     input_schema: dict[str, Any] = Field(default_factory=dict)
     input_schema_hash: str
     description_hash: str = Field(description="sha256 of the publisher description (hint only).")
@@ -175,14 +180,18 @@ class Card(_Strict):
     def unsigned_payload(self) -> dict[str, Any]:
         """The JSON object the signature covers: the card without its signature block.
 
-        The optional listing fields are left out while empty, so a card without them has the
-        payload (and digest, and signature) it had before they existed."""
+        The optional listing fields and an empty ``keywords`` list are left out while empty,
+        so a card without them has the payload (and digest, and signature) it had before they
+        existed."""
         payload = self.model_dump(mode="json", exclude={"signature"})
         for key in _OPTIONAL_LISTS:
             if not payload[key]:
                 del payload[key]
         if payload["provenance"]["listings_hash"] is None:
             del payload["provenance"]["listings_hash"]
+        for tool in payload["tools"]:
+            if not tool.get("keywords"):
+                tool.pop("keywords", None)
         return payload
 
     def stored_payload(self) -> dict[str, Any]:

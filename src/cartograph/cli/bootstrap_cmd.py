@@ -372,9 +372,16 @@ def _report_llm(result: AttestResult) -> None:
         f"llm {u.model}: {u.requests} requests, {u.prompt_tokens} prompt + "
         f"{u.completion_tokens} completion tokens; {u.cache_hits} tools from cache, "
         f"{u.generated} generated, {u.rejected} answers rejected, "
-        f"{sum(len(v) for v in u.fallbacks.values())} fell back to bootstrap",
+        f"{sum(len(v) for v in u.fallbacks.values())} fell back to bootstrap, "
+        f"{sum(len(v) for v in u.field_fallbacks.values())} kept bootstrap text in some fields",
         highlight=False,
     )
     for name, tools in sorted(u.fallbacks.items()):
         for tool, why in sorted(tools.items()):
             stderr.print(f"[yellow]fallback[/] {name}/{tool}: {why}", highlight=False)
+    for name, fields_by_tool in sorted(u.field_fallbacks.items()):
+        for tool, fields in sorted(fields_by_tool.items()):
+            for field_name, why in fields.items():
+                stderr.print(
+                    f"[yellow]fallback[/] {name}/{tool} {field_name}: {why}", highlight=False
+                )

@@ -196,6 +196,8 @@ _BLOCK = re.compile(
     r"note[-_ ]?to[-_ ]?(?:ai|assistant|model|llm))\b[^>]*>(?P<body>.*?)(?:</(?P=tag)\s*>|$)",
     re.IGNORECASE | re.DOTALL,
 )
+_WRAPPED = re.compile(r"(?<=[^\s.!?:;])[ \t]*\n[ \t]*(?=[a-z(])")
+"""A line break inside a sentence (hard-wrapped text): read as a space."""
 _SEGMENT_SPLIT = re.compile(r"(?<=[.!?。！？])\s+|\n+|\s+[-*•]\s+|(?<=:)\s+(?=[-*•]\s)")
 
 _TO_MODEL = r"(?:the\s+)?(?:ai|assistant|model|llm|agent|claude|chatbot|copilot)"
@@ -243,6 +245,15 @@ _DIRECTIVE_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
             r"(?:first|before|after|instead|whenever|every\s+time|only)\b",
         ),
         ("imperative", r"\b(?:call|use|invoke)\s+\S+\s+(?:first|beforehand)\b"),
+        (
+            "imperative",
+            r"\b(?:call|invoke|run)\s+this(?:\s+tool|\s+function)?\s+(?:immediately|right\s+"
+            r"(?:away|after|before)|(?:only\s+)?(?:when|if|once|unless|after|before))\b",
+        ),
+        (
+            "addressed",
+            r"\b(?:where|after|once)\s+you\s+(?:have\s+)?(?:used|called|invoked)\b",
+        ),
         ("imperative", r"\bdo\s+not\s+(?:call|use|invoke)\s+this\b|\binternal\s+use\s+only\b"),
         ("imperative", r"\b(?:make\s+sure|ensure|remember)\s+(?:to|that)\s+(?:you|to)\b"),
         (
@@ -277,7 +288,7 @@ def filter_directives(text: str | None) -> Filtered:
         dropped.append(Dropped(body, f"<{match.group('tag').lower()}> block"))
         return "\n"
 
-    rest = _BLOCK.sub(_block, text)
+    rest = unwrap(_BLOCK.sub(_block, text))
     kept: list[str] = []
     for segment in _SEGMENT_SPLIT.split(rest):
         seg = segment.strip()
@@ -289,6 +300,11 @@ def filter_directives(text: str | None) -> Filtered:
         else:
             dropped.append(Dropped(" ".join(seg.split()), reason))
     return Filtered("\n".join(kept), tuple(dropped))
+
+
+def unwrap(text: str) -> str:
+    """``text`` with line breaks inside sentences (hard-wrapped text) read as spaces."""
+    return _WRAPPED.sub(" ", text)
 
 
 def directive_reason(segment: str) -> str | None:

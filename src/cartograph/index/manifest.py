@@ -15,7 +15,7 @@ from cartograph.errors import IndexError_
 from cartograph.index.embedders import Embedder
 
 INDEX_FORMAT = "cartograph.index/1"
-DOCUMENTS_VERSION = 2  # bump when documents.py composes text differently
+DOCUMENTS_VERSION = 3  # bump when documents.py composes text differently
 MANIFEST = "manifest.json"
 
 

@@ -27,6 +27,7 @@ from cartograph.generate.bootstrap.generator import (
     generate_card,
     generate_cards,
 )
+from cartograph.generate.quality import agent_fields
 from cartograph.generate.text import tokenise
 from cartograph.trust.keys import OperatorKey
 from cartograph.trust.store import TrustStore
@@ -66,13 +67,10 @@ def livemcp_cards(livemcp: Snapshot) -> dict[str, GeneratedCard]:
 
 
 def operator_fields(card: Card) -> list[tuple[str, str]]:
-    """Every operator-written text field of a card, as (where, text)."""
-    out = [("capability.summary", card.capability.summary)]
-    out.append(("capability.usage", card.capability.usage))
-    for e in card.tools:
-        out += [(f"{e.name}.summary", e.summary), (f"{e.name}.usage", e.usage)]
-        out += [(f"{e.name}.example", ex.task) for ex in e.examples]
-        out.append((f"{e.name}.tags", " ".join(e.tags)))
+    """Every text field of a card, as (where, text): the agent-facing ones (titles included)
+    and the ranking-only keywords."""
+    out = agent_fields(card)
+    out += [(f"{e.name}.keywords", " ".join(e.keywords)) for e in card.tools]
     return out
 
 
@@ -225,7 +223,7 @@ def test_capability_says_what_the_server_acts_on(fleet_cards: dict[str, Generate
     cap = fleet_cards["airtable"].card.capability
     assert "records" in cap.summary
     assert "database" in cap.domains
-    assert "read-only" in cap.usage
+    assert "only read data" in cap.usage
 
 
 def test_usage_names_required_params_and_read_or_write(
@@ -234,10 +232,10 @@ def test_usage_names_required_params_and_read_or_write(
     card = fleet_cards["airtable"].card
     records = card.tool("list_records")
     assert records is not None
-    assert "base id" in records.usage and "table id" in records.usage
-    assert "Read-only." in records.usage  # annotated readOnlyHint
+    assert "baseId (string)" in records.usage and "tableId (string)" in records.usage
+    assert "It only reads data." in records.usage  # annotated readOnlyHint
     deleting = [e for e in card.tools if e.name.startswith("delete")]
-    assert deleting and all("destructive" in e.usage.lower() for e in deleting)
+    assert deleting and all("can delete data" in e.usage for e in deleting)
 
 
 # --- model-directed text ----------------------------------------------------------------------
@@ -367,7 +365,7 @@ def test_missing_description_and_schema_are_handled(edge: GeneratedCard) -> None
     no_desc = edge.card.tools[0]
     assert "description" in " ".join(edge.report.tools[0].warnings)
     assert no_desc.description_hash == sha256_text("")
-    assert "Takes no inputs" in no_desc.usage or "No required inputs" in no_desc.usage
+    assert "It takes no inputs" in no_desc.usage or "All its inputs are optional" in no_desc.usage
     no_schema = edge.card.tools[1]
     assert no_schema.input_schema == {} and no_schema.input_schema_hash == sha256_json({})
     assert no_schema.examples[0].arguments == {}
@@ -375,7 +373,7 @@ def test_missing_description_and_schema_are_handled(edge: GeneratedCard) -> None
 
 def test_cjk_tool_keeps_its_content_as_hints(edge: GeneratedCard) -> None:
     entry = edge.card.tools[4]
-    text = f"{entry.summary} {entry.usage} {' '.join(entry.tags)}"
+    text = f"{entry.summary} {entry.usage} {' '.join(entry.keywords)}"
     assert "weather" in text and "forecast" in text and "city" in text
 
 
@@ -395,9 +393,10 @@ def test_livemcpbench_chinese_tools_reach_english_words(
     card = livemcp_cards["Bing_CN_MCP"].card
     search = card.tool("bing_search")
     assert search is not None
-    text = f"{search.summary} {search.usage} {' '.join(search.tags)}"
-    assert "results" in text or "keyword" in text
-    assert re.search(r"[\u4e00-\u9fff]", " ".join(search.tags))
+    assert "in Chinese" in search.summary
+    assert "results" in search.summary or "keyword" in search.summary
+    assert re.search(r"[\u4e00-\u9fff]", " ".join(search.keywords))  # CJK segments rank only
+    assert not re.search(r"[\u4e00-\u9fff]", search.summary)
 
 
 # --- sealing and determinism ---------------------------------------------------------------------
@@ -484,8 +483,9 @@ def test_distinguish_from_names_what_sets_colliding_tools_apart(fleet: Snapshot)
     contrasted = generate_card(server, created_at=WHEN, distinguish_from=rivals).card
     listed, searched = contrasted.tool("list_records"), contrasted.tool("search_records")
     assert listed is not None and searched is not None
-    assert "Sets it apart:" in listed.summary and "search records" not in listed.summary
-    assert "term" in searched.summary.split("Sets it apart:", 1)[1]  # only search_records has it
+    said = listed.summary.split("What sets it apart: it ", 1)[1]
+    assert "search_records" not in said and "search" not in said  # no rival's name or words
+    assert "searchTerm" in searched.summary.split("What sets it apart:", 1)[1]  # only it has it
     before = plain.tool("list_records")
     assert before is not None and listed.summary.startswith(before.summary)
     untouched = [e.name for e in contrasted.tools if e.name not in rivals]
@@ -502,22 +502,22 @@ def test_distinguish_from_contrasts_with_another_servers_tool_when_given_its_sna
     blind = generate_card(server, created_at=WHEN, distinguish_from=rivals).card
     plain = generate_card(server, created_at=WHEN).card
     blind_entry = blind.tool("git_commit")
-    assert blind_entry is not None and "Sets it apart" not in blind_entry.summary  # no rival
+    assert blind_entry is not None and "sets it apart" not in blind_entry.summary  # no rival
     other = {"git-cyanheads": fleet.servers["git-cyanheads"]}
     card = generate_card(server, created_at=WHEN, distinguish_from=rivals, rival_servers=other).card
     entry, before = card.tool("git_commit"), plain.tool("git_commit")
     assert entry is not None and before is not None
-    assert entry.summary.startswith(before.summary) and "Sets it apart:" in entry.summary
-    contrast = entry.summary.split("Sets it apart:", 1)[1]
-    # the other server's git_commit takes no repo_path; its words are not offered as contrast
-    assert "repo" in contrast
+    assert entry.summary.startswith(before.summary) and "What sets it apart:" in entry.summary
+    said = entry.summary.split("What sets it apart:", 1)[1]
+    # the other server's git_commit takes no repo_path; its own words are not offered
+    assert "repo_path" in said
     cyan = {
         p
         for t in fleet.servers["git-cyanheads"].tools
         if t["name"] == "git_commit"
         for p in t.get("inputSchema", {}).get("properties", {})
     }
-    assert "amend" in cyan and "amend" not in contrast
+    assert "amend" in cyan and "amend" not in said
 
 
 def test_server_instructions_hint_the_capability_without_their_orders() -> None:
@@ -531,7 +531,7 @@ def test_server_instructions_hint_the_capability_without_their_orders() -> None:
     )
     generated = generate_card(server, created_at=WHEN)
     cap = generated.card.capability
-    assert "meteorological" in cap.usage and "alerts" in cap.usage
+    assert "meteorological services" in cap.usage and "alerts" in cap.usage
     assert "answering" not in f"{cap.summary} {cap.usage}"
     assert any("instructions" in w for w in generated.report.warnings)
     assert generated.card.provenance.instructions_hash == sha256_text(server.instructions)

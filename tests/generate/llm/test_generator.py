@@ -15,15 +15,23 @@ from llm_server import LLMServer, free_port, llm_install, running_llm_server
 from cartograph.canonical import sha256_json
 from cartograph.cli import main
 from cartograph.errors import ConfigError
+from cartograph.generate.bootstrap.generator import generate_card
+from cartograph.generate.llm.answer import (
+    MAX_SHARED_WORDS,
+    AnswerRejected,
+    check_answer,
+    check_fields,
+    judge,
+    parse_answer,
+)
 from cartograph.generate.llm.cache import CacheKey, LLMCache
 from cartograph.generate.llm.client import settings_from
 from cartograph.generate.llm.prompt import (
-    MAX_SHARED_WORDS,
-    AnswerRejected,
+    EXAMPLE_ANSWER,
+    EXAMPLE_FACTS,
     build_messages,
-    check_answer,
-    parse_answer,
     tool_hint,
+    with_siblings,
 )
 from cartograph.generate.text import shared_run, tokenise
 from cartograph.storage import load_verified
@@ -100,6 +108,21 @@ def test_model_directed_publisher_text_never_reaches_the_prompt() -> None:
     assert hint.dropped and "important" in hint.dropped[0].reason
 
 
+def test_the_prompt_names_the_closest_siblings_to_tell_the_tool_apart() -> None:
+    hints = [
+        tool_hint({"name": "list_notes", "description": "Lists notes."}),
+        tool_hint({"name": "list_notebooks", "description": "Lists notebooks."}),
+        tool_hint({"name": "delete_tag", "description": "Deletes a tag."}),
+    ]
+    summaries = ["List the notes.", "List the notebooks.", "Delete a tag."]
+    framed = with_siblings(hints, summaries, k=1)
+    assert framed[0].siblings == ("list_notebooks: List the notebooks.",)
+    prompt = build_messages("notes", framed[0])[-1]["content"]
+    assert "Sibling tools on this server" in prompt and "list_notebooks" in prompt
+    assert "sets it apart" in build_messages("notes", framed[0])[0]["content"]
+    assert framed[0].context_digest() != framed[1].context_digest()  # part of the cache key
+
+
 def test_an_answer_copying_eight_publisher_words_is_rejected() -> None:
     hint = tool_hint(notes_tools()[0])
     copied = "Creates a new note in the personal notebook with a title."
@@ -144,7 +167,7 @@ def test_a_colliding_summary_is_rejected_and_the_collision_named_in_the_prompt()
         "tags": [],
     }
     assert any("same as tool create_note" in p for p in check_answer(answer, hint, taken))
-    prompt = build_messages("notes", hint, taken=taken, problems=["summary too short"])[1]
+    prompt = build_messages("notes", hint, taken=taken, problems=["summary too short"])[-1]
     assert "Collision: tool create_note" in prompt["content"]
     assert "'Stores a note in the notebook.'" in prompt["content"]
     assert "summary too short" in prompt["content"]
@@ -177,6 +200,83 @@ def test_an_answer_in_a_code_fence_is_read_and_normalised() -> None:
         "example_tasks": ["Delete note 7"],
         "tags": ["notes"],
     }
+
+
+def test_the_chat_opens_with_one_worked_example_in_the_exact_answer_format() -> None:
+    messages = build_messages("notes", tool_hint(notes_tools()[0]))
+    assert [m["role"] for m in messages] == ["system", "user", "assistant", "user"]
+    assert messages[1]["content"] == EXAMPLE_FACTS and "Sibling tools" in EXAMPLE_FACTS
+    assert parse_answer(messages[2]["content"]) == EXAMPLE_ANSWER
+    assert "create_note" in messages[3]["content"] and "create_note" not in messages[1]["content"]
+    copied = {**EXAMPLE_ANSWER, "summary": EXAMPLE_ANSWER["summary"].replace("meetings", "notes")}
+    problems = check_answer(copied, tool_hint(notes_tools()[0]))
+    assert any("copies the worked example" in p for p in problems), problems
+    assert any("come from the worked example" in p for p in problems), problems
+    calendar = tool_hint({"name": "add_to_calendar", "description": "Adds a calendar entry."})
+    own = {**EXAMPLE_ANSWER, "summary": "Puts one entry in the calendar.", "usage": "x"}
+    own.update(example_tasks=["Book Tuesday at noon"], tags=["calendar"])
+    assert check_answer(own, calendar) == []  # its own topic, though the example has it too
+
+
+def test_a_bare_tool_name_or_a_read_only_claim_for_a_writing_tool_is_rejected() -> None:
+    delete = tool_hint(notes_tools()[2])  # destructiveHint
+    answer = {
+        "summary": "Shows one note, without removing it.",
+        "usage": "search_notes",
+        "example_tasks": ["create_note()", "Drop note 4"],
+        "tags": ["notes"],
+    }
+    found = check_fields(answer, delete)
+    assert "changes nothing" in " ".join(found["summary"])
+    assert "only a name" in " ".join(found["usage"]) and "only a name" in found["example_tasks"][0]
+    assert "tags" not in found
+    search = tool_hint(notes_tools()[1])  # readOnlyHint
+    fine = {**answer, "summary": "Finds notes by their words, without changing any.", "usage": ""}
+    fine["example_tasks"] = ["Find my tax notes"]
+    assert check_fields(fine, search) == {}
+    named = tool_hint({"name": "remove_tag", "description": "Removes a tag."})  # by its verb
+    assert "summary" in check_fields({"summary": "Lists tags; read-only."}, named)
+    assert "only a name" in check_fields({"usage": "delete_note({id: 1})"}, delete)["usage"][0]
+    hints = [tool_hint(t) for t in notes_tools()]
+    framed = with_siblings(hints, ["Add one note with a title and body to the notebook."] * 3)
+    copied = {"summary": "Add one note with a title and body to the notebook."}
+    assert "copies the summary of" in check_fields(copied, framed[2])["summary"][0]
+
+
+def test_each_field_is_judged_alone_and_a_field_that_passed_is_kept() -> None:
+    hint = tool_hint(notes_tools()[2])
+    good: dict[str, Any] = {}
+    first = json.dumps(
+        {
+            "summary": "Removes one stored note by its id.",
+            "usage": "You must always call this tool first.",
+            "example_tasks": [],
+            "tags": ["notes"],
+        }
+    )
+    bad = judge(first, hint, (), good)
+    assert set(good) == {"summary", "tags"}
+    assert set(bad) == {"usage", "example_tasks"}
+    assert "gives orders" in bad["usage"] and "example_tasks" in bad["example_tasks"]
+    second = json.dumps(
+        {"summary": "x", "usage": "Needs the note's id.", "example_tasks": [], "tags": []}
+    )
+    assert set(judge(second, hint, (), good)) == {"example_tasks"}
+    assert good["summary"] == "Removes one stored note by its id."  # the first good one stays
+    assert good["usage"] == "Needs the note's id."
+    assert set(judge("not json at all", hint, (), good)) == {"example_tasks"}
+    with pytest.raises(AnswerRejected):
+        parse_answer(second)
+
+
+def test_the_cache_key_follows_which_siblings_are_named_not_their_summaries() -> None:
+    hints = [tool_hint(t) for t in notes_tools()]
+    a = with_siblings(hints, ["Add a note.", "Find notes.", "Remove a note."])
+    b = with_siblings(hints, ["Add a note.", "Find notes by words.", "Remove a note."])
+    assert a[0].siblings != b[0].siblings  # the prompt shows the new summary ...
+    assert a[0].context_digest() == b[0].context_digest()  # ... the key stays
+    fewer = with_siblings(hints, ["Add a note.", "Find notes.", "Remove a note."], k=1)
+    assert fewer[0].context_digest() != a[0].context_digest()
 
 
 # ---------------------------------------------------------------- cache and settings
@@ -347,6 +447,7 @@ def test_bootstrap_with_the_llm_generator_signs_model_written_cards(tmp_path, ll
     written = [t for t in card.tools if t.generator == llm_id]
     assert written, f"the model wrote no entry: {usage['fallbacks']}"
     assert usage["generated"] == len(written)
+    _check_model_fields(card, usage)
     for tool in notes_tools():  # code copies the contract, never the model
         entry = by_name[tool["name"]]
         assert entry.input_schema == tool["inputSchema"]
@@ -400,6 +501,40 @@ def test_bootstrap_with_the_llm_generator_signs_model_written_cards(tmp_path, ll
     usage3 = json.loads(third.stdout)["llm"]
     assert usage3["cache_hits"] == len(written) - 1
     assert usage3["requests"] >= 1
+
+
+def _check_model_fields(card: Any, usage: dict[str, Any]) -> None:
+    """Fields reported as fallen back carry the bootstrap text; every other field of a
+    model-written entry passes the answer checks on its own; the model wrote some field, and
+    some summary."""
+    server = ServerSnapshot(name="notes", tools=notes_tools(), transport="stdio", endpoint="x")
+    base = {e.name: e for e in generate_card(server, created_at="2026-11-30T00:00:00Z").card.tools}
+    hints = {h.name: h for h in map(tool_hint, notes_tools())}
+    kept = usage["field_fallbacks"].get("notes", {})
+    model_fields = summaries = 0
+    for entry in card.tools:
+        if entry.generator == BOOTSTRAP_ID:
+            assert entry.name not in kept
+            continue
+        for name, value in _fields(entry).items():
+            if name in kept.get(entry.name, {}):
+                was = _fields(base[entry.name])[name]  # a colliding summary may gain "Tool: ..."
+                assert value == was or (name == "summary" and value.startswith(was)), name
+                continue
+            model_fields += 1
+            summaries += name == "summary"
+            assert not check_fields({name: value}, hints[entry.name]), (entry.name, name, value)
+    assert model_fields > 0
+    assert summaries > 0, f"the model wrote no summary: {kept}"  # what prompt v2 got wrong
+
+
+def _fields(entry: Any) -> dict[str, Any]:
+    return {
+        "summary": entry.summary,
+        "usage": entry.usage,
+        "example_tasks": [ex.task for ex in entry.examples],
+        "tags": entry.tags,
+    }
 
 
 @pytest.mark.slow

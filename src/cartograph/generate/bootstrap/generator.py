@@ -15,7 +15,7 @@ from __future__ import annotations
 import logging
 from collections import Counter
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 from jsonschema.exceptions import SchemaError, UnknownType
@@ -33,16 +33,27 @@ from cartograph.cards.model import (
 )
 from cartograph.config import TRANSPORT_KINDS
 from cartograph.generate.bootstrap.extras import listing_entries
-from cartograph.generate.bootstrap.lexicon import cjk_gloss
-from cartograph.generate.bootstrap.server import Product, capability_text, product_of
+from cartograph.generate.bootstrap.identity import Product, product_of
+from cartograph.generate.bootstrap.prose import purpose_of
+from cartograph.generate.bootstrap.rewrite import break_runs
+from cartograph.generate.bootstrap.server import capability_text
+from cartograph.generate.bootstrap.siblings import (
+    CLOSE,
+    Profile,
+    apart,
+    closest_all,
+    contrast,
+)
 from cartograph.generate.bootstrap.tool import (
+    MAX_SHARED_RUN,
     ToolDraft,
     compose_tool,
-    distinguish,
+    guarded,
     publisher_grams,
     shares_run,
 )
-from cartograph.generate.text import Dropped, content_words, filter_directives, is_cjk
+from cartograph.generate.quality import publisher_texts
+from cartograph.generate.text import Dropped, filter_directives
 from cartograph.upstream.snapshot import ServerSnapshot, Snapshot
 
 logger = logging.getLogger(__name__)
@@ -95,12 +106,13 @@ def generate_card(
 ) -> GeneratedCard:
     """Compose the operator's unsigned card for ``server``.
 
-    ``distinguish_from`` (tool name -> the ``server/tool`` names it is confused with, as Rift
-    reports them) asks for contrast: those tools' summaries gain their name phrase and the words
-    (from name, parameters and description hints) that none of their rivals has. Rivals on this
-    server are always read; a rival on another server is read when ``rival_servers`` holds that
-    server's snapshot (the one place where a card depends on another server's tools), and then
-    the product's own name is among the words that set the tool apart.
+    Every tool's text is written knowing its siblings: a tool whose words overlap a sibling's
+    closely says what sets it apart. ``distinguish_from`` (tool name -> the ``server/tool`` names
+    it is confused with, as Rift reports them) adds a sentence on what sets it apart from those
+    tools (see :func:`cartograph.generate.bootstrap.siblings.apart`). Rivals on this server are
+    always read; a rival on another server is read when ``rival_servers`` holds that server's
+    snapshot (the one place where a card depends on another server's tools), and then the
+    product's own name leads the words that set the tool apart.
     """
     product = product_of(server)
     names = Counter(str(t["name"]) for t in server.tools)
@@ -111,65 +123,45 @@ def generate_card(
     ]
     if server.error:
         server_warnings.append(f"the server failed when recorded: {server.error}")
-    drafts = [compose_tool(tool, product) for tool in server.tools]
-    summaries = _distinct_summaries(
-        drafts, [_dup_index(server.tools, i) for i in range(len(drafts))]
+    grams = publisher_grams(publisher_texts(server))
+    drafts = [compose_tool(tool, product, grams) for tool in server.tools]
+    rivals = _rivals(server.name, drafts, distinguish_from or {}, rival_servers or {})
+    summaries, compare = _summaries(drafts, grams, rivals, product.words)
+    summaries = _distinct(
+        summaries, drafts, [_dup_index(server.tools, i) for i in range(len(drafts))]
     )
-    if distinguish_from:
-        summaries = _contrasted(server, drafts, summaries, distinguish_from, rival_servers or {})
 
-    about, instr_dropped = _instruction_hints(server, product)
+    about, instr_dropped = _instruction_sentence(server, grams)
     if instr_dropped:
         server_warnings.append(
             f"dropped {instr_dropped} model-directed segment(s) of the server instructions"
         )
-    tasks = [ex[0] for d in drafts[:3] for ex in d.examples[:1]]
-    facts = [d.facts for d in drafts]
-    grams = publisher_grams([server.instructions or ""])
-    for hints in (about, sorted(about), []):
-        cap_summary, cap_usage, domains = capability_text(product, facts, tasks, hints)
-        if not shares_run(grams, f"{cap_summary} {cap_usage}"):
-            break
+    capability = _capability(product, drafts, summaries, about, grams)
     entries: list[ToolEntry] = []
     reports: list[ToolReport] = []
-    for tool, draft, summary in zip(server.tools, drafts, summaries, strict=True):
-        schema = tool.get("inputSchema")
-        schema = schema if isinstance(schema, dict) else {}
-        warnings = list(draft.warnings)
-        examples = []
-        for task, arguments in draft.examples:
-            problem = _schema_problem(schema, arguments)
-            if problem:
-                warnings.append(f"example arguments do not validate: {problem}")
-            examples.append(ToolExample(task=task, arguments=arguments))
-        description = tool.get("description")
-        annotations = tool.get("annotations")
-        title = tool.get("title")
-        if not isinstance(title, str) and isinstance(annotations, dict):
-            title = annotations.get("title")
-        entries.append(
-            ToolEntry(
-                name=draft.name,
-                title=title if isinstance(title, str) and title else None,
-                summary=summary,
-                usage=draft.usage,
-                examples=examples,
-                tags=[*draft.tags, *(d for d in domains if d not in draft.tags)],
-                input_schema=schema,
-                input_schema_hash=sha256_json(schema),
-                description_hash=sha256_text(description if isinstance(description, str) else None),
-                annotations=annotations if isinstance(annotations, dict) else None,
-                generator=GENERATOR_ID,
-                dropped=[d.excerpt() for d in draft.dropped],
-            )
-        )
-        reports.append(ToolReport(draft.name, draft.dropped, tuple(warnings)))
+    for tool, draft, summary, other in zip(server.tools, drafts, summaries, compare, strict=True):
+        entry, warnings = _checked(_entry(tool, draft, summary, other, capability.domains), draft)
+        entries.append(entry)
+        reports.append(ToolReport(draft.name, draft.dropped, warnings))
         for d in draft.dropped:
             logger.info("%s/%s: dropped %s text: %.60s", server.name, draft.name, d.reason, d.text)
 
+    card = _card(server, product, capability, entries, created_at, snapshot_hash)
+    report = GenerationReport(server.name, tuple(reports), tuple(server_warnings))
+    return GeneratedCard(card, report)
+
+
+def _card(
+    server: ServerSnapshot,
+    product: Product,
+    capability: Capability,
+    entries: list[ToolEntry],
+    created_at: str,
+    snapshot_hash: str | None,
+) -> Card:
     listings = server.listings()
     extras = listing_entries(server, product, GENERATOR_ID)
-    card = Card(
+    return Card(
         identity=Identity(
             server=server.name,
             transport=server.transport if server.transport in TRANSPORT_KINDS else "unknown",
@@ -178,7 +170,7 @@ def generate_card(
             package=server.package,
             version=server.version or _info_str(server, "version"),
         ),
-        capability=Capability(summary=cap_summary, usage=cap_usage, domains=domains),
+        capability=capability,
         tools=entries,
         provenance=Provenance(
             generator=GENERATOR_NAME,
@@ -193,8 +185,62 @@ def generate_card(
         resources=extras.resources,
         resource_templates=extras.resource_templates,
     )
-    report = GenerationReport(server.name, tuple(reports), tuple(server_warnings))
-    return GeneratedCard(card, report)
+
+
+def _capability(
+    product: Product,
+    drafts: list[ToolDraft],
+    summaries: list[str],
+    about: str,
+    grams: frozenset[tuple[str, ...]],
+) -> Capability:
+    """The server's capability block, guarded like every other field."""
+    facts = [d.facts for d in drafts]
+    only = summaries[0] if len(drafts) == 1 else ""
+    summary, usage, domains = capability_text(product, facts, _sample_tasks(drafts), about, only)
+    return Capability(
+        summary=guarded(grams, lambda: summary, lambda: f"{product.named}."),
+        usage=guarded(grams, lambda: usage, lambda: capability_text(product, facts, [])[1]),
+        domains=domains,
+    )
+
+
+def _checked(entry: ToolEntry, draft: ToolDraft) -> tuple[ToolEntry, tuple[str, ...]]:
+    """``entry`` without examples whose arguments do not validate, and the tool's warnings
+    (saying why when no example is left)."""
+    warnings = list(draft.warnings)
+    kept = [ex for ex in entry.examples if not _schema_problem(entry.input_schema, ex.arguments)]
+    if len(kept) < len(entry.examples):
+        problem = _schema_problem(entry.input_schema, entry.examples[0].arguments)
+        entry = entry.model_copy(update={"examples": kept})
+        if not kept:
+            warnings.append(f"no example: its arguments would not validate ({problem})")
+    return entry, tuple(warnings)
+
+
+def _entry(
+    tool: dict[str, Any], draft: ToolDraft, summary: str, other: str, domains: list[str]
+) -> ToolEntry:
+    schema = tool.get("inputSchema")
+    schema = schema if isinstance(schema, dict) else {}
+    description = tool.get("description")
+    annotations = tool.get("annotations")
+    usage = f"{other} {draft.usage}" if other else draft.usage
+    return ToolEntry(
+        name=draft.name,
+        title=draft.title,
+        summary=summary,
+        usage=usage,
+        examples=[ToolExample(task=t, arguments=a) for t, a in draft.examples],
+        tags=list(dict.fromkeys([*draft.tags, *domains]))[:6],
+        keywords=list(draft.keywords),
+        input_schema=schema,
+        input_schema_hash=sha256_json(schema),
+        description_hash=sha256_text(description if isinstance(description, str) else None),
+        annotations=annotations if isinstance(annotations, dict) else None,
+        generator=GENERATOR_ID,
+        dropped=[d.excerpt() for d in draft.dropped],
+    )
 
 
 def generate_cards(
@@ -222,14 +268,20 @@ def _info_str(server: ServerSnapshot, key: str) -> str | None:
     return value if isinstance(value, str) and value else None
 
 
-def _instruction_hints(server: ServerSnapshot, product: Product) -> tuple[list[str], int]:
-    """Salient words of the server's own instructions (model-directed parts dropped), and how
-    many segments were dropped."""
+def _instruction_sentence(
+    server: ServerSnapshot, grams: frozenset[tuple[str, ...]]
+) -> tuple[str, int]:
+    """What the server's own instructions (or serverInfo description) say it is for, as one
+    sentence of the capability usage ("Use it to ..."), and how many model-directed segments
+    of the instructions were dropped."""
     filtered = filter_directives(server.instructions)
-    words = content_words(filtered.kept, exclude=product.words, limit=12)
-    if is_cjk(filtered.kept):
-        words = list(dict.fromkeys([*words, *cjk_gloss(filtered.kept)]))[:12]
-    return words, len(filtered.dropped)
+    info = server.server_info or {}
+    text = filtered.kept or str(info.get("description") or "")
+    purpose = purpose_of(text)
+    if not purpose.sentence or purpose.verb is None:
+        return "", len(filtered.dropped)
+    sentence = purpose.sentence[0].lower() + purpose.sentence[1:]
+    return break_runs(f"Use it to {sentence}", grams, MAX_SHARED_RUN) or "", len(filtered.dropped)
 
 
 def _dup_index(tools: list[dict[str, Any]], i: int) -> int:
@@ -238,73 +290,94 @@ def _dup_index(tools: list[dict[str, Any]], i: int) -> int:
     return sum(1 for t in tools[:i] if t["name"] == name)
 
 
-def _distinct_summaries(drafts: list[ToolDraft], dup_index: list[int]) -> list[str]:
-    """Each draft's summary, with distinguishing detail added where two would be identical."""
-    summaries = [d.summary for d in drafts]
-    for step in range(3):
-        counts = Counter(summaries)
-        clashing = [i for i, s in enumerate(summaries) if counts[s] > 1]
-        if not clashing:
-            break
-        for i in clashing:
-            d = drafts[i]
-            if step == 0:
-                summaries[i] = f"{summaries[i]} Tool: {d.detail}."
-            elif step == 1:
-                summaries[i] = f"{summaries[i]} Name: {d.name}."
-            else:
-                summaries[i] = f"{summaries[i]} Entry {dup_index[i] + 1}."
-    return summaries
+def _sample_tasks(drafts: list[ToolDraft], k: int = 3) -> list[str]:
+    """One example task from each of the ``k`` objects most tools of the server act on."""
+    groups: dict[str, list[ToolDraft]] = {}
+    for d in drafts:
+        key = " ".join(d.facts.objects[-2:]).rstrip("s")
+        groups.setdefault(key, []).append(d)
+    order = sorted(groups, key=lambda g: (-len(groups[g]), g))
+    return [groups[g][0].examples[0][0] for g in order[:k] if groups[g][0].examples]
 
 
-def _contrasted(
-    server: ServerSnapshot,
+def _rivals(
+    own: str,
     drafts: list[ToolDraft],
-    summaries: list[str],
-    rivals: dict[str, list[str]],
+    distinguish_from: dict[str, list[str]],
     rival_servers: Mapping[str, ServerSnapshot],
-) -> list[str]:
-    """Summaries with contrast added for the tools named in ``rivals`` (see generate_card):
-    the tool's name phrase, then the words (from its name, parameters and description hints)
-    that none of its rivals has; against another server's tool, the product name leads them."""
-    pos = {d.name: i for i, d in enumerate(drafts)}
-    product = product_of(server)
-    foreign = _foreign_drafts(server.name, rivals, rival_servers)
-    out = list(summaries)
-    for name in sorted(rivals):
-        i = pos.get(name)
-        if i is None:
-            continue
-        mates: list[ToolDraft] = []
-        for other in rivals[name]:
-            srv, _, tool = other.partition("/")
-            if srv == server.name and tool in pos and pos[tool] != i:
-                mates.append(drafts[pos[tool]])
-            elif other in foreign:
-                mates.append(foreign[other])
-        base = out[i]
-        if drafts[i].detail not in base:
-            base += f" Tool: {drafts[i].detail}."
-        draft = replace(drafts[i], summary=base)
-        if any(m in foreign.values() for m in mates):
-            words = tuple(w for w in product.words if w not in draft.vocabulary)
-            draft = replace(draft, vocabulary=(*words, *draft.vocabulary))
-        out[i] = distinguish(draft, mates)
+) -> dict[str, tuple[list[Profile], bool]]:
+    """Rift's rivals of each named tool as profiles (this server's tools, and other servers'
+    where their snapshots were given), and whether any is on another server."""
+    mine = {d.name: d.profile for d in drafts}
+    foreign: dict[str, Profile] = {}
+    for other in sorted({o for names in distinguish_from.values() for o in names}):
+        srv, _, tool = other.partition("/")
+        snap = rival_servers.get(srv) if srv != own else None
+        raw = next((t for t in snap.tools if str(t.get("name")) == tool), None) if snap else None
+        if snap is not None and raw is not None:
+            grams = publisher_grams(publisher_texts(snap))
+            foreign[other] = compose_tool(raw, product_of(snap), grams).profile
+    out: dict[str, tuple[list[Profile], bool]] = {}
+    for name, others in distinguish_from.items():
+        same = [mine[t] for o in others for s, _, t in [o.partition("/")] if s == own and t in mine]
+        away = [foreign[o] for o in others if o in foreign]
+        found = [p for p in same if p.name != name] + away
+        if found:
+            out[name] = (found, bool(away))
     return out
 
 
-def _foreign_drafts(
-    own: str, rivals: dict[str, list[str]], rival_servers: Mapping[str, ServerSnapshot]
-) -> dict[str, ToolDraft]:
-    """Drafts of the rivals on other servers whose snapshots were given, by ``server/tool``."""
-    wanted = {o for names in rivals.values() for o in names if not o.startswith(f"{own}/")}
-    out: dict[str, ToolDraft] = {}
-    for other in sorted(wanted):
-        srv, _, tool = other.partition("/")
-        snap = rival_servers.get(srv)
-        raw = next((t for t in snap.tools if str(t.get("name")) == tool), None) if snap else None
-        if snap is not None and raw is not None:
-            out[other] = compose_tool(raw, product_of(snap))
+def _summaries(
+    drafts: list[ToolDraft],
+    grams: frozenset[tuple[str, ...]],
+    rivals: dict[str, tuple[list[Profile], bool]],
+    product_words: tuple[str, ...],
+) -> tuple[list[str], list[str]]:
+    """Each tool's summary (its purpose sentence, and one more descriptive sentence when the
+    first is short) and its contrast sentence: what sets it apart from its closest sibling,
+    for the usage text. A summary that would be the same as a sibling's carries the contrast
+    itself; a tool Rift found confused with others gains a sentence on what sets it apart."""
+    profiles = [d.profile for d in drafts]
+    plain = [
+        break_runs(f"{d.sentence} {d.extra}".strip(), grams, MAX_SHARED_RUN) or d.sentence
+        for d in drafts
+    ]
+    counts = Counter(plain)
+    nearest = closest_all(profiles)
+    summaries: list[str] = []
+    contrasts: list[str] = []
+    for draft, text, found in zip(drafts, plain, nearest, strict=True):
+        sentence = ""
+        if found is not None and (found[1] >= CLOSE or counts[text] > 1):
+            sentence = contrast(draft.profile, found[0])
+            if sentence and shares_run(grams, sentence):
+                sentence = ""
+        if sentence and counts[text] > 1:
+            text = break_runs(f"{draft.sentence} {sentence}", grams, MAX_SHARED_RUN) or text
+            sentence = ""
+        if draft.name in rivals:
+            others, away = rivals[draft.name]
+            said = apart(draft.profile, others, product_words if away else ())
+            text = (break_runs(f"{text} {said}", grams, MAX_SHARED_RUN) if said else None) or text
+        summaries.append(text)
+        contrasts.append(sentence)
+    return summaries, contrasts
+
+
+def _distinct(summaries: list[str], drafts: list[ToolDraft], dup_index: list[int]) -> list[str]:
+    """Summaries made distinct within the server: where two are the same, each says which
+    tool it is ("Listed as get_user."), then which entry of a repeated name."""
+    out = list(summaries)
+    for step in range(2):
+        counts = Counter(out)
+        clashing = [i for i, s in enumerate(out) if counts[s] > 1]
+        if not clashing:
+            break
+        for i in clashing:
+            if step == 0:
+                out[i] = f"{out[i]} Listed as {drafts[i].name}."
+            else:
+                out[i] = f"{out[i].rstrip('.')}, entry {dup_index[i] + 1}."
     return out
 
 

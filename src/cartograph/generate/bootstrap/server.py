@@ -1,22 +1,21 @@
-"""Server-level facts for the bootstrap generator: the product/vendor name (from the server
-name, serverInfo and package), whether a tool reads or writes, and the server's capability
-text (what it is for, the main objects it acts on, read vs write, domain tags).
+"""Server-level text for the bootstrap generator: whether a tool reads or writes, and the
+server's capability text (the product it fronts, what its tools work with, how many read and
+how many change data, example tasks, and what its own instructions say it is for), written as
+sentences. The product and vendor come from :mod:`cartograph.generate.bootstrap.identity`.
 
 Pure functions.
 """
 
 from __future__ import annotations
 
-import re
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from cartograph.generate.bootstrap.lexicon import NOT_PRODUCT, domains_for
+from cartograph.generate.bootstrap.identity import Product
+from cartograph.generate.bootstrap.lexicon import domains_for
 from cartograph.generate.text import STOPWORDS, wordset
-from cartograph.upstream.snapshot import ServerSnapshot
-
-_NAME_PART = re.compile(r"[A-Za-z][A-Za-z0-9]*|[0-9]+[A-Za-z]*|[^\W\d_A-Za-z]+")
 
 READ_VERBS = wordset(
     """get list search find query read fetch lookup describe check validate analyze analyse
@@ -28,52 +27,6 @@ WRITE_VERBS = wordset(
     run execute start stop upload move copy merge close publish schedule cancel invite assign
     archive comment subscribe resolve deploy install import click play"""
 )
-
-
-@dataclass(frozen=True)
-class Product:
-    """How users name the server: display words (cased as published) and match words."""
-
-    display: str
-    words: tuple[str, ...]
-    vendor: str | None = None
-
-
-def product_of(server: ServerSnapshot) -> Product:
-    """The product/vendor name from the server name, serverInfo name and package name."""
-    sources: list[str] = [server.name]
-    info_name = (server.server_info or {}).get("name")
-    if isinstance(info_name, str):
-        sources.append(info_name)
-    vendor: str | None = None
-    if server.package:
-        scope, _, rest = server.package.rpartition("/")
-        scope = scope.lstrip("@")
-        sources.append(rest)
-        if scope and scope.lower() not in NOT_PRODUCT and "/" not in scope:
-            vendor = scope
-    display: list[str] = []
-    seen: set[str] = set()
-    for source in sources:
-        parts = [p for p in _NAME_PART.findall(source) if p.lower() not in NOT_PRODUCT]
-        for part in parts:
-            if part.lower() not in seen and len(display) < 4:
-                seen.add(part.lower())
-                display.append(_cased(part))
-        if display:
-            break  # the first source that names something wins; the rest only add a vendor
-    if not display:
-        display = [_cased(server.name)]
-    words = tuple(w.lower() for w in display)
-    if vendor and vendor.lower() in words:
-        vendor = None
-    return Product(" ".join(display), words, vendor)
-
-
-def _cased(part: str) -> str:
-    if part.islower() and part.isascii():
-        return part.upper() if len(part) <= 3 and part.isalpha() else part.capitalize()
-    return part
 
 
 def tool_mode(tool: dict[str, Any], verb: str | None) -> str:
@@ -107,44 +60,82 @@ class ToolFacts:
 
 def capability_text(
     product: Product,
-    facts: list[ToolFacts],
-    sample_tasks: list[str],
-    about: list[str] | None = None,
+    facts: Sequence[ToolFacts],
+    sample_tasks: Sequence[str],
+    about: str = "",
+    only_tool: str = "",
 ) -> tuple[str, str, list[str]]:
-    """(summary, usage, domains) for the whole server; ``about``: hint words from the server's
-    own instructions, already filtered."""
-    verbs = Counter(f.verb for f in facts if f.verb)
-    objects: Counter[str] = Counter()
-    for f in facts:
-        objects.update(set(f.objects))
+    """(summary, usage, domains) for the whole server. ``about``: a sentence on what the
+    server's own instructions say it is for (already restated); ``only_tool``: the summary of
+    a server's one tool."""
     domains = domains_for([list(f.words) for f in facts], product.words)
-    top_verbs = [v for v, _ in sorted(verbs.items(), key=lambda kv: (-kv[1], kv[0]))[:6]]
-    ranked = [
-        o
-        for o, _ in sorted(objects.items(), key=lambda kv: (-kv[1], kv[0]))
-        if o not in STOPWORDS and len(o) > 1
-    ]
-    top_objects = [o for o in ranked if o not in product.words][:8] or ranked[:4]
+    n = len(facts)
+    if n == 1 and only_tool:
+        summary = f"{product.named} offers one tool: {only_tool}"
+    elif n <= 4:
+        phrases = [_phrase(f) for f in facts]
+        summary = f"{product.named} offers {_count(n, 'tool')}: {_and(phrases)}."
+    else:
+        summary = f"{product.named} offers {_count(n, 'tool')}{_works_with(facts)}."
+    usage = f"Use it for tasks in {product.display}. {_modes(facts)}"
+    if about:
+        usage += f" {about}"
+    if sample_tasks:
+        usage += " For example: " + "; ".join(t.rstrip(".") for t in sample_tasks[:3]) + "."
+    return summary, usage, domains
+
+
+def _phrase(f: ToolFacts) -> str:
+    words = [f.verb or "use", *f.objects]
+    return " ".join(words)
+
+
+def _modes(facts: Sequence[ToolFacts]) -> str:
+    """How many tools only read and how many change data, as a sentence."""
     modes = Counter(f.mode for f in facts)
     n = len(facts)
     reads = modes.get("read", 0)
     writes = modes.get("write", 0) + modes.get("destructive", 0)
-    head = f"{product.display}"
-    if product.vendor:
-        head += f" (by {product.vendor})"
-    action = ", ".join(top_verbs) if top_verbs else "work with"
-    what = ", ".join(top_objects) if top_objects else "its data"
-    summary = f"{head}: tools to {action} {what}."
-    if domains:
-        summary += f" Domain: {', '.join(domains)}."
-    counts = f"{n} tool{'s' if n != 1 else ''}"
-    if reads or writes:
-        counts += f": {reads} read-only, {writes} that change data"
-        if modes.get("destructive"):
-            counts += f" ({modes['destructive']} destructive)"
-    usage = f"Use it for tasks in {product.display}. {counts}."
-    if about:
-        usage += f" About the server: {', '.join(about)}."
-    if sample_tasks:
-        usage += " For example: " + "; ".join(sample_tasks[:3]) + "."
-    return summary, usage, domains
+    deletes = modes.get("destructive", 0)
+    if not reads and not writes:
+        return ""
+    if n == 1:
+        return "Its tool only reads data." if reads else "Its tool changes data."
+    every = "Both" if n == 2 else f"All {n}"
+    if reads == n:
+        return f"{every} tools only read data."
+    if writes == n:
+        text = f"{every} tools change data"
+    else:
+        text = f"Of its {n} tools, {reads} only read data and {writes} change it"
+    if deletes:
+        text += f" ({deletes} can delete data)"
+    return text + "."
+
+
+def _and(items: Sequence[str]) -> str:
+    items = list(items)
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{'one' if n == 1 else n} {noun}{'' if n == 1 else 's'}"
+
+
+def _works_with(facts: Sequence[ToolFacts]) -> str:
+    """`` that work with records, tables and bases``: the objects most tools act on."""
+    counts: Counter[str] = Counter()
+    forms: dict[str, Counter[str]] = {}
+    for f in facts:
+        words = [w for w in f.objects if w not in STOPWORDS]
+        if not words:
+            continue
+        phrase = " ".join(words[-2:])
+        key = phrase.rstrip("s")
+        counts[key] += 1
+        forms.setdefault(key, Counter())[phrase] += 1
+    if not counts:
+        return ""
+    top = sorted(counts, key=lambda k: (-counts[k], k))[:3]
+    shown = [max(forms[k], key=lambda f: (forms[k][f], f.endswith("s"), f)) for k in top]
+    return " that work with " + _and(shown)

@@ -1,9 +1,11 @@
-"""Per-tool text for the bootstrap generator: the operator's summary, usage line, example tasks
-and tags, composed from the tool name, its parameters, its annotations and the salient content
-words of the publisher description (a hint only; its sentences are never carried over).
+"""Per-tool text for the bootstrap generator: the operator's purpose sentence, usage, example
+tasks, a few topic tags and the ranking-only keywords, composed from the tool name, its
+parameters, its annotations and the publisher description (read for what the tool is for; its
+sentences are restated, never carried over).
 
-Every field passes the no-verbatim guard: if a run of :data:`MAX_SHARED_RUN` or more words of the
-publisher's text would appear in it, the hint words are reordered, then left out.
+Every field passes the no-verbatim guard: no run of :data:`MAX_SHARED_RUN` words of the
+server's publisher texts may appear in it (:func:`cartograph.generate.bootstrap.prose.break_runs`
+rewrites the words that would complete one, else a plainer form of the field is used).
 """
 
 from __future__ import annotations
@@ -13,7 +15,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from cartograph.generate.bootstrap.digest import purpose_digest
+from cartograph.generate.bootstrap.examples import object_phrase, tasks
+from cartograph.generate.bootstrap.identity import Product
 from cartograph.generate.bootstrap.lexicon import (
     canonical_verb,
     cjk_gloss,
@@ -21,10 +24,14 @@ from cartograph.generate.bootstrap.lexicon import (
     verb_of,
     verb_synonyms,
 )
+from cartograph.generate.bootstrap.phrasing import KNOWN_VERBS, base_verb
+from cartograph.generate.bootstrap.prose import Purpose, purpose_of, shorten
+from cartograph.generate.bootstrap.rewrite import break_runs, first_clause
 from cartograph.generate.bootstrap.schema import Param, example_arguments, params_of
-from cartograph.generate.bootstrap.server import Product, ToolFacts, tool_mode
+from cartograph.generate.bootstrap.server import ToolFacts, tool_mode
+from cartograph.generate.bootstrap.siblings import Profile, profile
+from cartograph.generate.bootstrap.usage import clean_title, usage_text
 from cartograph.generate.text import (
-    STOPWORDS,
     Dropped,
     cjk_segments,
     content_words,
@@ -35,41 +42,122 @@ from cartograph.generate.text import (
     tokenise,
 )
 
-MAX_SHARED_RUN = 6
-"""Strictly below the 8-word limit the tests hold us to, for a margin."""
+MAX_SHARED_RUN = 8
+"""No field may hold this many consecutive words of the publisher's texts (so at most 7)."""
 
-_SUMMARY_HINTS = 10
-_USAGE_HINTS = 22
-_TAG_HINTS = 70
-_MAX_TAGS = 80
+_MAX_KEYWORDS = 80
 _NAME_NOISE = frozenset({"mcp", "tool", "tools", "api", "server"})
+_EXTRA_WORDS = 20
+_SHORT_SENTENCE = 10
+"""A purpose sentence with fewer content words may take the publisher's next descriptive
+sentence (long descriptions put purpose first, caveats and formats after)."""
 
 
 @dataclass(frozen=True)
 class ToolDraft:
-    """Operator text for one tool, before it becomes a ToolEntry."""
+    """Operator text for one tool, before sibling contrast makes it a ToolEntry."""
 
     name: str
-    summary: str
+    sentence: str
+    """The purpose sentence (the summary's first sentence)."""
+    extra: str
+    """A second descriptive sentence the summary may carry when no contrast is needed."""
     usage: str
     examples: tuple[tuple[str, dict[str, Any]], ...]
     tags: tuple[str, ...]
+    keywords: tuple[str, ...]
     facts: ToolFacts
+    profile: Profile
+    title: str | None
     dropped: tuple[Dropped, ...]
     warnings: tuple[str, ...]
     detail: str
-    """Words that tell this tool apart (name and parameters), for de-duplicating summaries."""
-    vocabulary: tuple[str, ...] = ()
-    """Every content word the card may use for this tool, best first."""
-    grams: frozenset[tuple[str, ...]] = frozenset()
-    """Word runs of the publisher's text that no operator field may contain."""
+    """The tool's name as words, for telling identical summaries apart."""
 
 
-def compose_tool(tool: dict[str, Any], product: Product) -> ToolDraft:
-    """Compose the operator's text for one tool of a server whose product is ``product``."""
+@dataclass(frozen=True)
+class _Read:
+    """What compose_tool reads off one tool before writing anything."""
+
+    name: str
+    description: str
+    kept: str
+    params: list[Param]
+    dropped: list[Dropped]
+    name_words: list[str]
+    name_verb: str | None
+    """The name word that is the verb (``get`` of ``get_user``), as written."""
+    verb: str | None
+    objects: list[str]
+    hints: list[str]
+    param_hints: list[str]
+    gloss: list[str]
+
+
+def compose_tool(
+    tool: dict[str, Any], product: Product, grams: frozenset[tuple[str, ...]]
+) -> ToolDraft:
+    """Compose the operator's text for one tool; ``grams``: the server's publisher word runs."""
+    r = _read(tool, product)
+    mode = tool_mode(tool, r.verb)
+    purpose = purpose_of(r.kept, frozenset([*r.name_words, *product.words]))
+    sentence = _sentence(r, purpose, product, grams)
+    extra = _extra(purpose, sentence, grams)
+    usage = guarded(
+        grams,
+        lambda: usage_text(tool, r.params, mode, deprecated=purpose.deprecated),
+        lambda: usage_text(tool, r.params, mode, deprecated=purpose.deprecated, shown=3),
+        lambda: usage_text(tool, r.params, mode, deprecated=purpose.deprecated, shown=0),
+    )
+    arguments = example_arguments(tool.get("inputSchema"), r.name_words)
+    examples = tuple(
+        (task, arguments)
+        for task in (
+            guarded(grams, lambda t=t: t, lambda: "")
+            for t in tasks(_task_verb(r, purpose), r.objects, product, r.params, arguments, r.name)
+        )
+        if task
+    ) or ((f"Use {identifier_phrase(r.name) or r.name}", arguments),)
+    title, title_note = clean_title(tool)
+    warnings = [title_note] if title_note else []
+    if not r.description.strip():
+        warnings.append("no publisher description: text from name and parameters only")
+    elif not r.kept.strip():
+        warnings.append("the whole publisher description was model-directed and dropped")
+    words = [*r.objects, *r.hints[:12], *(w for p in r.params for w in p.words)]
+    required = [p.name for p in r.params if p.required]
+    optional = [p.name for p in r.params if not p.required]
+    arrays = [p.name for p in r.params if p.required and p.type.startswith("list")]
+    return ToolDraft(
+        name=r.name,
+        sentence=sentence,
+        extra=extra,
+        usage=usage,
+        examples=examples,
+        tags=_tags(product, r.objects),
+        keywords=_keywords(r, product, title),
+        facts=ToolFacts(r.verb, tuple(r.objects), mode, tuple(words)),
+        profile=profile(
+            r.name,
+            r.name_verb,
+            purpose.sentence or sentence,
+            required,
+            optional,
+            mode,
+            arrays,
+            product.words,
+        ),
+        title=title,
+        dropped=tuple(r.dropped),
+        warnings=tuple(warnings),
+        detail=identifier_phrase(r.name) or r.name,
+    )
+
+
+def _read(tool: dict[str, Any], product: Product) -> _Read:
     name = str(tool["name"])
-    raw_description = tool.get("description")
-    description = raw_description if isinstance(raw_description, str) else ""
+    raw = tool.get("description")
+    description = raw if isinstance(raw, str) else ""
     schema = tool.get("inputSchema") if isinstance(tool.get("inputSchema"), dict) else {}
     params = params_of(schema)
     filtered = filter_directives(description)
@@ -79,121 +167,43 @@ def compose_tool(tool: dict[str, Any], product: Product) -> ToolDraft:
         kept = filter_directives(p.description)
         dropped.extend(Dropped(d.text, f"{d.reason} (parameter {p.name})") for d in kept.dropped)
         param_text.append(kept.kept)
-
     name_words = [w for w in split_identifier(name) if w not in _NAME_NOISE]
     core = list(name_words)
     while len(core) > 1 and core[0] in product.words:  # "airbnb_search" -> "search"
         core.pop(0)
     verb, objects = _verb_and_objects(core)
-    hint_words = content_words(
-        _without_product(filtered.kept, product), exclude=(*name_words, *product.words)
-    )
-    if verb is None:
-        verb = next((v for v in map(verb_of, hint_words[:3]) if v), None)
-    if not objects:
-        objects = [w for w in hint_words if not _verbish(w)][:2]
-    param_hints = content_words(" ".join(param_text), exclude=(*name_words, *hint_words))
+    name_verb = next((w for w in core if canonical_verb(w)), None)
+    hints = content_words(filtered.kept, exclude=(*name_words, *product.words))
     gloss: list[str] = []
-    segments: list[str] = []
-    if is_cjk(description):
-        gloss = cjk_gloss(filtered.kept + " " + " ".join(param_text))
-        segments = cjk_segments(filtered.kept)[:8]
-    mode = tool_mode(tool, verb)
-    sources = publisher_grams([description, *(p.description for p in params)])
-
-    s_hints = list(dict.fromkeys([*hint_words, *gloss]))[:_SUMMARY_HINTS]
-    digest = purpose_digest(filtered.kept, sources, run=MAX_SHARED_RUN)
-    summary = _guarded(
-        sources,
-        lambda: _digest_summary(digest, gloss),
-        lambda: _summary(verb, objects, product, params, s_hints),
-        lambda: _summary(verb, objects, product, params, sorted(s_hints)),
-        lambda: _summary(verb, objects, product, [], []),
-    )
-    u_hints = [*hint_words[_SUMMARY_HINTS:_USAGE_HINTS], *param_hints[:6], *segments]
-    kept = filtered.kept
-    usage = _guarded(
-        sources,
-        lambda: _usage(tool, params, mode, kept, u_hints),
-        lambda: _usage(tool, params, mode, kept, sorted(u_hints)),
-        lambda: _usage(tool, sorted(params, key=lambda p: (not p.required, p.name)), mode, "", []),
-        lambda: _usage(tool, params, mode, "", [], terse=True),
-    )
-    arguments = example_arguments(schema)
-    examples = tuple(
-        (_guarded(sources, lambda t=task: t, lambda: ""), arguments)
-        for task in _tasks(verb, objects, product, params, arguments, hint_words)
-    )
-    examples = tuple((t, a) for t, a in examples if t) or (
-        (f"Use {identifier_phrase(name) or name} in {product.display}", arguments),
-    )
-    words = [*core, *objects, *hint_words[:12], *(w for p in params for w in p.words)]
-    choices = content_words(" ".join(str(v) for p in params for v in p.enum if isinstance(v, str)))
-    title_words = content_words(_title(tool), exclude=name_words)
-    extra = [
-        *title_words,
-        *hint_words[_USAGE_HINTS:_TAG_HINTS],
-        *param_hints[6:30],
-        *choices[:20],
-    ]
-    tag_list = _tags(product, verb, objects, [*gloss, *segments, *extra])
-    joined = _guarded(
-        sources,
-        lambda: " ; ".join(tag_list),
-        lambda: " ; ".join(sorted(tag_list)),
-        lambda: " ; ".join(tag_list[:2]),
-    )
-    tags = tuple(t for t in joined.split(" ; ") if t)
-    detail = identifier_phrase(name)
-    warnings: list[str] = []
-    if not description.strip():
-        warnings.append("no publisher description: text from name and parameters only")
-    elif not filtered.kept.strip():
-        warnings.append("the whole publisher description was model-directed and dropped")
-    facts = ToolFacts(verb, tuple(objects), mode, tuple(words))
-    vocabulary = tuple(
-        dict.fromkeys(
-            [*core, *(w for p in params for w in p.words), *hint_words, *param_hints, *choices]
-        )
-    )
-    return ToolDraft(
+    if is_cjk(name + description):
+        gloss = cjk_gloss(f"{name} {filtered.kept} {' '.join(param_text)}")
+    if verb is None:
+        verb = next((v for v in map(verb_of, [*gloss[:2], *hints[:3]]) if v), None)
+    if not objects:
+        objects = [w for w in [*gloss, *hints] if not verb_of(w) and w not in product.words][:2]
+    param_hints = content_words(" ".join(param_text), exclude=(*name_words, *hints))
+    return _Read(
         name,
-        summary,
-        usage,
-        examples,
-        tags,
-        facts,
-        tuple(dropped),
-        tuple(warnings),
-        detail,
-        vocabulary,
-        sources,
+        description,
+        filtered.kept,
+        params,
+        dropped,
+        name_words,
+        name_verb,
+        verb,
+        objects,
+        hints,
+        param_hints,
+        gloss,
     )
 
 
-def distinguish(draft: ToolDraft, others: Sequence[ToolDraft], *, limit: int = 3) -> str:
-    """``draft``'s summary plus the words that set it apart from ``others`` (tools a detector
-    found too close to it); the summary unchanged when nothing sets it apart.
-
-    The rivals are not named: their names in this card would make it match *their* tasks
-    better, and few words keep the dense vector near the tool's own (measured with
-    ``benchmarks/rift_regenerate.py`` on the fleet, docs/rift.md: naming the rivals raised the
-    tools that lose their own synthetic query from 108 to 141; six words instead of three
-    lowered dev-set R@1 0.545 -> 0.506, three words 0.545 -> 0.558)."""
-    taken = {w for other in others for w in other.vocabulary}
-    own = [w for w in draft.vocabulary if w not in taken and w not in STOPWORDS]
-    if not own or not others:
-        return draft.summary
-
-    def build(words: list[str]) -> str:
-        return f"{draft.summary} Sets it apart: {', '.join(words)}." if words else draft.summary
-
-    return _guarded(
-        draft.grams,
-        lambda: build(own[:limit]),
-        lambda: build(sorted(own[:limit])),
-        lambda: draft.summary,
-    )
+def _task_verb(r: _Read, purpose: Purpose) -> str | None:
+    """The verb a user would say: the description's own where it is a known action, else the
+    name's (``firecrawl_search_feedback`` sends feedback)."""
+    if purpose.verb in KNOWN_VERBS:
+        return canonical_verb(purpose.verb) or purpose.verb
+    return r.verb
 
 
 def _verb_and_objects(core: list[str]) -> tuple[str | None, list[str]]:
@@ -201,29 +211,108 @@ def _verb_and_objects(core: list[str]) -> tuple[str | None, list[str]]:
         verb = canonical_verb(word)
         if verb:
             return verb, [w for j, w in enumerate(core) if j != i]
+    if len(core) > 1 and base_verb(core[0]) == core[0]:  # "toggle_logging"
+        return core[0], core[1:]
     return None, list(core)
 
 
-def _title(tool: dict[str, Any]) -> str:
-    title = tool.get("title")
-    ann = tool.get("annotations")
-    if not isinstance(title, str) and isinstance(ann, dict):
-        title = ann.get("title")
-    return title if isinstance(title, str) else ""
+def _sentence(
+    r: _Read, purpose: Purpose, product: Product, grams: frozenset[tuple[str, ...]]
+) -> str:
+    """The purpose sentence, or a sentence from the name and inputs when the description
+    gives none (or none that can be restated)."""
+    text = "" if is_cjk(purpose.sentence) else purpose.sentence
+    if text and purpose.verb is None:
+        verb = (r.verb or "use").capitalize()
+        if text.split()[0] in ("A", "An", "The"):
+            text = text[0].lower() + text[1:]
+        text = f"{verb} {text}"
+    if text and purpose.deprecated:
+        text = text.rstrip(".") + " (deprecated)."
+    if text:
+        text = (
+            break_runs(text, grams, MAX_SHARED_RUN)
+            or break_runs(text, grams, MAX_SHARED_RUN, lenient=True)
+            or break_runs(first_clause(text), grams, MAX_SHARED_RUN)
+            or ""
+        )
+    return text or guarded(grams, lambda: _template(r, product), lambda: _template(r, product, 0))
 
 
-def _without_product(text: str, product: Product) -> str:
-    """``text`` without mentions of the product's own words (``GitHub`` would split into the
-    hint words ``git`` and ``hub``; the product name is in the text anyway)."""
-    for word in product.words:
-        if len(word) >= 4 and word.isascii():
-            text = re.sub(rf"(?i)(?<![a-z]){re.escape(word)}(?![a-z])", " ", text)
+def _template(r: _Read, product: Product, inputs: int = 2) -> str:
+    verb = r.verb or "use"
+    what = object_phrase(r.verb, r.objects) or f"the {product.display} tool {r.name}"
+    text = f"{verb.capitalize()} {what}"
+    required = [identifier_phrase(p.name) or p.name for p in r.params if p.required][:inputs]
+    if required:
+        text += f", given the {_and(required)}"
+    text += "."
+    said = set(tokenise(text))
+    mentioned = [w for w in r.gloss if w not in said and w not in product.words][:8]
+    if mentioned:  # a description in Chinese or Japanese, read through the glossary
+        text += f" Its description, in {_language(r.description)}, mentions {_and(mentioned)}."
     return text
 
 
-def _verbish(word: str) -> bool:
-    """``adds``, ``created``, ``searching``: an inflected action verb."""
-    return verb_of(word) is not None
+def _language(text: str) -> str:
+    if re.search(r"[\u3040-\u30ff]", text):
+        return "Japanese"
+    if re.search(r"[\uac00-\ud7af]", text):
+        return "Korean"
+    return "Chinese"
+
+
+def _extra(purpose: Purpose, sentence: str, grams: frozenset[tuple[str, ...]]) -> str:
+    if not purpose.extra or len(content_words(sentence)) >= _SHORT_SENTENCE:
+        return ""
+    extra = shorten(purpose.extra, _EXTRA_WORDS)
+    said = set(content_words(purpose.sentence))
+    again = content_words(extra)
+    if not again or sum(w in said for w in again) >= 0.6 * len(again):
+        return ""  # nothing, or the publisher saying the same thing twice
+    return break_runs(extra, grams, MAX_SHARED_RUN) or ""
+
+
+def _and(items: Sequence[str]) -> str:
+    items = list(items)
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+
+
+def _tags(product: Product, objects: Sequence[str]) -> tuple[str, ...]:
+    """A few topic words: the product, then the objects the tool acts on."""
+    out = [product.display.lower(), *(o for o in objects if len(o) > 1)]
+    return tuple(dict.fromkeys(out))[:5]
+
+
+def _keywords(r: _Read, product: Product, title: str | None) -> tuple[str, ...]:
+    """Ranking-only words (never shown to an agent): the product's names, the verb and the
+    words users say for it, the objects and their synonyms, the description's content words,
+    the parameters' hints, their choices and any CJK segments."""
+    choices = content_words(
+        " ".join(str(v) for p in r.params for v in p.enum if isinstance(v, str))
+    )
+    words: list[str] = [*product.keywords()]
+    if r.verb:
+        words += [r.verb, *verb_synonyms(r.verb)[:3]]
+    words += r.objects
+    words += [s for obj in r.objects for s in noun_synonyms(obj)]
+    words += content_words(title or "", exclude=r.name_words)
+    hints = [*r.gloss, *cjk_segments(r.kept)[:8], *r.hints, *r.param_hints[:24], *choices[:20]]
+    head = list(dict.fromkeys(w.lower() for w in words if w))
+    rest = [w for w in dict.fromkeys(w.lower() for w in hints if w) if w not in head]
+    # the description's words in sorted order: they rank, but never read as its sentences
+    return tuple([*head, *sorted(rest[: max(0, _MAX_KEYWORDS - len(head))])])
+
+
+def guarded(grams: frozenset[tuple[str, ...]], *candidates: Callable[[], str]) -> str:
+    """The first non-empty candidate that shares no run with the publisher's texts, else the
+    last one's text with its runs broken (or ``""``)."""
+    text = ""
+    for build in candidates:
+        text = build()
+        if text and not shares_run(grams, text):
+            return text
+    return break_runs(text, grams, MAX_SHARED_RUN) or "" if text else ""
 
 
 def publisher_grams(texts: Sequence[str]) -> frozenset[tuple[str, ...]]:
@@ -238,158 +327,3 @@ def shares_run(grams: frozenset[tuple[str, ...]], text: str) -> bool:
     n = MAX_SHARED_RUN
     words = tokenise(text)
     return any(tuple(words[i : i + n]) in grams for i in range(len(words) - n + 1))
-
-
-def _guarded(grams: frozenset[tuple[str, ...]], *candidates: Callable[[], str]) -> str:
-    """The first non-empty candidate text that shares no word run with the publisher's text;
-    else the last one (the most terse)."""
-    text = ""
-    for build in candidates:
-        text = build()
-        if text and not shares_run(grams, text):
-            return text
-    return text
-
-
-def _param_phrase(p: Param) -> str:
-    return identifier_phrase(p.name) or p.name
-
-
-def _digest_summary(digest: str, gloss: list[str]) -> str:
-    """The purpose digest as a sentence, with English glosses of CJK text; ``""`` (so the
-    template is used) when the description had no content words."""
-    if not digest:
-        return ""
-    text = digest[0].upper() + digest[1:]
-    if gloss:
-        text += " (" + ", ".join(gloss[:8]) + ")"
-    return text + "."
-
-
-def _summary(
-    verb: str | None, objects: list[str], product: Product, params: list[Param], hints: list[str]
-) -> str:
-    required = [_param_phrase(p) for p in params if p.required][:3]
-    action = verb or "work with"
-    what = " ".join(objects) if objects else "data"
-    first = f"{action.capitalize()} {what} in {product.display}"
-    if required:
-        first += " by " + ", ".join(required)
-    text = first + "."
-    if hints:
-        text += " About: " + ", ".join(hints) + "."
-    return text
-
-
-# (annotated by the publisher, inferred from the verb)
-_MODE_TEXT = {
-    "read": ("Read-only.", "Likely read-only."),
-    "write": ("Changes data.", "Likely changes data."),
-    "destructive": ("Destructive: can delete data.", "Likely destructive."),
-    "unknown": ("", ""),
-}
-
-
-def _usage(
-    tool: dict[str, Any],
-    params: list[Param],
-    mode: str,
-    kept: str,
-    hints: list[str],
-    *,
-    terse: bool = False,
-) -> str:
-    parts: list[str] = []
-    required = [p for p in params if p.required]
-    optional = [p for p in params if not p.required]
-    if terse:
-        parts.append(f"Takes {len(required)} required and {len(optional)} optional inputs.")
-    elif required:
-        parts.append("Needs " + ", ".join(f"{_param_phrase(p)} ({p.type})" for p in required) + ".")
-    elif params:
-        parts.append("No required inputs.")
-    else:
-        parts.append("Takes no inputs.")
-    if optional and not terse:
-        shown = ", ".join(_param_phrase(p) for p in optional[:10])
-        more = f" and {len(optional) - 10} more" if len(optional) > 10 else ""
-        parts.append(f"Optional: {shown}{more}.")
-    returns = "" if terse else _returns(tool, kept)
-    if returns:
-        parts.append(f"Returns {returns}.")
-    ann = tool.get("annotations") if isinstance(tool.get("annotations"), dict) else {}
-    parts.append(_MODE_TEXT[mode][0 if ann else 1])
-    if ann and ann.get("idempotentHint") is True:
-        parts.append("Safe to repeat.")
-    if ann and ann.get("openWorldHint") is True:
-        parts.append("Reaches external services.")
-    if hints:
-        parts.append("Related: " + ", ".join(hints) + ".")
-    return " ".join(p for p in parts if p)
-
-
-def _returns(tool: dict[str, Any], kept: str) -> str:
-    out = tool.get("outputSchema")
-    if isinstance(out, dict) and isinstance(out.get("properties"), dict):
-        names = [identifier_phrase(str(k)) for k in out["properties"]][:5]
-        if names:
-            return ", ".join(names)
-    words = tokenise(kept)
-    for i, word in enumerate(words):
-        if word in ("returns", "return", "returning"):
-            got = content_words(" ".join(words[i + 1 : i + 9]), limit=4)
-            if got:
-                return ", ".join(got)
-    return ""
-
-
-def _tasks(
-    verb: str | None,
-    objects: list[str],
-    product: Product,
-    params: list[Param],
-    arguments: dict[str, Any],
-    hints: list[str],
-) -> list[str]:
-    what = " ".join(objects) if objects else "data"
-    first = f"{(verb or 'use').capitalize()} {what} in {product.display}"
-    shown = [
-        f"{_param_phrase(p)} {arguments[p.name]}"
-        for p in params
-        if p.required
-        and isinstance(arguments.get(p.name), str | int | float)
-        and not isinstance(arguments.get(p.name), bool)
-    ][:2]
-    if shown:
-        first += " for " + " and ".join(shown)
-    tasks = [first]
-    synonyms = verb_synonyms(verb) if verb else ()
-    extra = [h for h in hints if h not in objects][:3]
-    if synonyms or extra:
-        alt = f"{(synonyms[0] if synonyms else verb or 'use').capitalize()} {what}"
-        if extra:
-            alt += " (" + ", ".join(extra) + ")"
-        tasks.append(f"{alt} with {product.display}")
-    return tasks
-
-
-def _tags(
-    product: Product,
-    verb: str | None,
-    objects: list[str],
-    hints: list[str],
-) -> list[str]:
-    tags: list[str] = [" ".join(product.words)]
-    if product.vendor:
-        tags.append(product.vendor.lower())
-    if verb:
-        tags.append(verb)
-        tags.extend(verb_synonyms(verb)[:3])
-    tags.extend(objects)
-    tags.extend(s for obj in objects for s in noun_synonyms(obj))
-    tags.extend(hints)
-    out: list[str] = []
-    for tag in tags:
-        if tag and tag not in out:
-            out.append(tag)
-    return out[:_MAX_TAGS]

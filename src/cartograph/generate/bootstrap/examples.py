@@ -1,0 +1,77 @@
+"""Example tasks for a tool, phrased the way a user asks ("Get the current time for timezone
+Europe/Paris"), each with the arguments that would serve it.
+
+The first task names the tool's action and object, the product where users would say it ("in
+Linear"; not for products named by a common word such as Time), and the values of up to two
+required inputs; the second says the same with another verb users say for it. Values come from
+:func:`cartograph.generate.bootstrap.schema.example_arguments`.
+
+Pure functions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from cartograph.generate.bootstrap.identity import Product
+from cartograph.generate.bootstrap.lexicon import verb_synonyms
+from cartograph.generate.bootstrap.schema import Param
+from cartograph.generate.text import identifier_phrase, wordset
+
+_INDEFINITE = wordset(
+    "create add insert generate make upload send post write book schedule start open new "
+    "draft publish invite"
+)
+_NO_ARTICLE = wordset("a an the all any my some this these those each every")
+
+
+def object_phrase(verb: str | None, objects: Sequence[str]) -> str:
+    """``the current time``, ``a record``, ``all projects``: the object with an article."""
+    what = " ".join(objects) if objects else ""
+    if not what:
+        return ""
+    first = what.split()[0]
+    if first in _NO_ARTICLE:
+        return what
+    if verb in _INDEFINITE and not what.endswith("s"):
+        return ("an " if first[0] in "aeiou" else "a ") + what
+    return "the " + what
+
+
+def tasks(
+    verb: str | None,
+    objects: Sequence[str],
+    product: Product,
+    params: Sequence[Param],
+    arguments: dict[str, Any],
+    name: str,
+) -> list[str]:
+    """Up to two example tasks (see the module doc)."""
+    action = verb or "use"
+    what = object_phrase(verb, objects) or (identifier_phrase(name) or name)
+    where = ""
+    if not product.generic and product.display.lower() not in what.lower():
+        where = f" in {product.display}"
+    values = [
+        f"{identifier_phrase(p.name) or p.name} {_shown(arguments[p.name])}"
+        for p in params
+        if p.required and _scalar(arguments.get(p.name))
+    ][:2]
+    first = f"{action.capitalize()} {what}{where}"
+    if values:
+        first += " for " + " and ".join(values)
+    out = [first]
+    synonyms = [s for s in verb_synonyms(verb) if s != action] if verb else []
+    if synonyms:
+        out.append(f"{synonyms[0].capitalize()} {what}{where}")
+    return out
+
+
+def _scalar(value: Any) -> bool:
+    return isinstance(value, str | int | float) and not isinstance(value, bool)
+
+
+def _shown(value: Any) -> str:
+    text = str(value)
+    return f'"{text}"' if not text.replace(".", "").replace("-", "").isalnum() else text

@@ -1,0 +1,289 @@
+"""The operator's sentence for a tool: what the publisher says it is for, restated in the
+imperative and in plain words, never carrying a run of the publisher's words.
+
+:func:`purpose_of` reads a description whose model-directed parts are already removed. It
+drops markup, emoji, tagged example blocks and section labels, skips notes, parameter lists and
+"Returns ..." sentences (what comes back is said from the output schema only), takes the first
+sentence that says what the tool does, removes what a description says about itself ("This tool
+allows you to"), marketing words and the second person, turns the verb into the imperative
+("Retrieves" -> "Retrieve", "Searches ... and returns" -> "Search ... and return") and cuts the
+sentence at a clause boundary when it runs long.
+
+:func:`cartograph.generate.bootstrap.rewrite.break_runs` then edits the words that would
+complete a run of publisher words.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from cartograph.generate.bootstrap.phrasing import (
+    LABELS,
+    MARKETING,
+    SKIP_OPENERS,
+    WRAPPERS,
+    base_verb,
+)
+from cartograph.generate.bootstrap.rewrite import CLAUSE_END, TRAILING, articles, core, trim
+from cartograph.generate.text import tokenise, unwrap, wordset
+
+MAX_WORDS = 28
+"""A longer sentence is cut at its last clause boundary before this many words."""
+
+_BLOCKS = re.compile(
+    r"<(examples?|usecases?|use_cases?|notes?|usage|returns?|args|parameters)\b[^>]*>.*?"
+    r"(?:</\1\s*>|$)",
+    re.IGNORECASE | re.DOTALL,
+)
+_TAG = re.compile(r"</?[A-Za-z][\w:-]*[^>]*>")
+_EMOJI = re.compile(
+    "[\U0001f000-\U0001faff\u2190-\u21ff\u2300-\u23ff\u2460-\u24ff\u25a0-\u27bf"
+    "\u2b00-\u2bff\ufe0f\u200d]+"
+)
+_MARKUP = re.compile(r"\*\*|__|`+|^#+\s*|^\s*>\s*", re.MULTILINE)
+_BULLET = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+", re.MULTILINE)
+_SENTENCE = re.compile(
+    r"(?<=[.!?])\s+(?=[A-Z0-9\"'(\[])|\n+|(?<=[.!?])$|(?<=[a-z]\.)(?=[A-Z][a-z])"
+)
+_PAREN = re.compile(r"\s*\((?:e\.g\.|i\.e\.|eg|ie|for example|for instance|such as|see)\b[^)]*\)")
+_LONG_PAREN = re.compile(r"\s*\([^()]*\)")
+_SECOND_PERSON = (
+    (re.compile(r"\byour\s+own\b", re.IGNORECASE), "the user's own"),
+    (re.compile(r"\byours\b", re.IGNORECASE), "the user's"),
+    (re.compile(r"\byour\b", re.IGNORECASE), "the"),
+    (re.compile(r"\byou(?:'re| are)\b", re.IGNORECASE), "the user is"),
+    (re.compile(r"\byou\b", re.IGNORECASE), "the user"),
+    (re.compile(r"\bour\b", re.IGNORECASE), "the"),
+)
+_GET_AFTER_PROVIDE = re.compile(
+    r"^(?:information|info|details|data|insights?|statistics|stats|an?\s+list|lists?|"
+    r"the\s+list|real-time|current|up-to-date|the\s+latest|latest)\b",
+    re.IGNORECASE,
+)
+_SUITS = re.compile(r"^(?:best|ideal|great|useful|good|perfect|designed|meant)\s+for\s+", re.I)
+_DEFINITE = wordset(
+    "current latest newest oldest first last next previous default full complete entire whole "
+    "main top primary active"
+)
+_DEPRECATED = re.compile(
+    r"\bDEPRECATED\b|(?i:^\W*deprecated\b|\bis (?:now )?deprecated\b|\(deprecated\)|"
+    r"\bdeprecated\s*[:;-]|\bdeprecated\.)",
+    re.MULTILINE,
+)
+_CALLER_VERBS = wordset(
+    "use call pass specify provide include set make ensure try do avoid prefer remember"
+)
+_RETURNS = re.compile(r"^(?:it\s+|this\s+)?(?:returns?|outputs?|responds?|yields)\b", re.I)
+_MODAL = re.compile(r"\b(?:should|must|needs? to|make sure)\b", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class Purpose:
+    """What a description says a tool does, as the operator's sentences."""
+
+    sentence: str
+    """The imperative sentence, ending in a full stop; ``""`` when the text says nothing."""
+    verb: str | None
+    """Its opening verb (base form, lower case); None when it had to open with a noun."""
+    extra: str = ""
+    """A second descriptive sentence, normalised the same way (may be ``""``)."""
+    deprecated: bool = False
+
+
+def purpose_of(text: str, names: frozenset[str] = frozenset()) -> Purpose:
+    """The purpose sentence (and one more) of an already filtered description. ``names``: the
+    tool's and product's name words, which a description may open with ("dbt run executes
+    ...")."""
+    cleaned = _clean(text)
+    deprecated = bool(_DEPRECATED.search(cleaned))
+    found: list[tuple[str, str | None]] = []
+    for raw in _SENTENCE.split(cleaned):
+        sentence = LABELS.sub("", " ".join(raw.replace("\u2024", ".").split()).strip(" -–—:;,"))
+        if not sentence or SKIP_OPENERS.match(sentence) or _is_shouting(sentence):
+            continue
+        if found and (_MODAL.search(sentence) or _RETURNS.match(sentence)):
+            continue  # a rule for the caller, or what comes back: not what the tool does
+        if found and _SUITS.match(sentence):
+            sentence = _SUITS.sub("It suits ", sentence, count=1)
+            found.append((sentence.rstrip(".") + ".", "suit"))
+            break
+        normal = _normalise(sentence, cleaned, names, third=bool(found))
+        if normal[0]:
+            found.append(normal)
+        if len(found) == 2:
+            break
+    if not found:
+        return Purpose("", None, deprecated=deprecated)
+    sentence, verb = found[0]
+    short = len(sentence.split()) <= (4 if verb is None else 3)
+    joinable = len(found) > 1 and len(found[1][0].split()) >= 4 and found[1][0][:1].isalpha()
+    if short and joinable and (verb is None or found[1][1] is None):
+        second = found[1][0]  # "Key Vault operations" + ": commands for managing ..."
+        head = second.split()[0]
+        if head[:1].isupper() and head[1:].islower():
+            second = second[0].lower() + second[1:]
+        sentence = f"{sentence.rstrip('.')}: {second}"
+        found = found[:1]
+    extra = ""
+    if (
+        len(found) > 1
+        and found[1][1]
+        and found[1][1] not in _CALLER_VERBS
+        and found[1][0][:1].isalpha()
+    ):
+        extra = found[1][0]
+    return Purpose(sentence, verb, extra, deprecated)
+
+
+_ABBREVIATION = re.compile(r"\b(e\.g|i\.e|etc|vs|approx|incl|esp|cf)\.", re.IGNORECASE)
+_IDENT = re.compile(r"^[A-Za-z]+(?:_[A-Za-z0-9]+)+:?$|^[a-z]+[A-Z][A-Za-z0-9]*:?$")
+_ADVERB = re.compile(r"^(?:[A-Za-z]+ly|also|then|now|just|first)\s+(?=[A-Za-z])", re.IGNORECASE)
+
+
+def _clean(text: str) -> str:
+    text = _ABBREVIATION.sub(lambda m: m.group(1).replace(".", "\u2024") + "\u2024", unwrap(text))
+    text = _BLOCKS.sub("\n", text)
+    text = _TAG.sub(" ", text)
+    text = _EMOJI.sub(" ", text)
+    text = _MARKUP.sub("", text)
+    return _BULLET.sub("\n", text)
+
+
+def _is_shouting(sentence: str) -> bool:
+    letters = [w for w in re.findall(r"[^\W\d_]+", sentence) if len(w) > 1]
+    return len(letters) >= 3 and sum(w.isupper() for w in letters) >= 0.7 * len(letters)
+
+
+def _normalise(
+    sentence: str, context: str, names: frozenset[str] = frozenset(), *, third: bool = False
+) -> tuple[str, str | None]:
+    """(imperative sentence, its verb) for one publisher sentence; ("", None) if empty.
+    ``third``: a sentence that follows the first one keeps a third-person verb and says "It"
+    ("It supports pagination."), which reads as description rather than as an order."""
+    text = _named_subject(sentence.rstrip(".!?;:, "), names)
+    for _ in range(3):
+        before = text
+        for wrapper in WRAPPERS:
+            text = wrapper.sub("", text, count=1)
+        text = LABELS.sub("", text)
+        if text == before:
+            break
+    for pattern, replacement in _SECOND_PERSON:
+        text = pattern.sub(replacement, text)
+    text = _PAREN.sub("", text)
+    text = _LONG_PAREN.sub(lambda m: m.group(0) if len(m.group(0).split()) <= 8 else "", text)
+    parts = text.split()
+    if len(parts) > 1 and _IDENT.match(parts[0]) and base_verb(core(parts[1])):
+        text = " ".join(parts[1:])  # "Sync_application syncs ..." -> "syncs ..."
+    if not base_verb(text.split()[0] if text.split() else ""):
+        text = _ADVERB.sub("", text, count=1)
+    words = [w for w in text.split() if core(w).lower() not in MARKETING]
+    if not words:
+        return "", None
+    said = list(words)
+    verb = _imperative(words, context)
+    first = core(said[0]).lower()
+    if third and verb and first != verb and first.endswith("s") and base_verb(first):
+        words = ["It", first, *said[1:]]  # "Supports pagination" -> "It supports pagination"
+    elif verb and len(words) > 2 and core(words[1]).lower() in _DEFINITE and words[1].islower():
+        words.insert(1, "the")  # "Get current time" -> "Get the current time"
+    words = _cut(words)
+    if not words:
+        return "", None
+    out = articles(" ".join(words))
+    return out[0].upper() + out[1:] + ".", verb
+
+
+def _named_subject(text: str, names: frozenset[str]) -> str:
+    """``text`` without a subject made of the tool's own name words when a verb follows it
+    ("dbt run executes models" -> "executes models")."""
+    words = text.split()
+    n = 0
+    while n < min(3, len(words) - 1) and set(tokenise(words[n])) <= names and tokenise(words[n]):
+        n += 1
+    if n and base_verb(core(words[n])) and core(words[n]).lower().endswith("s"):
+        return " ".join(words[n:])
+    return text
+
+
+def _imperative(words: list[str], context: str) -> str | None:
+    """Turn the opening verb into the imperative in place; returns it (None: no verb)."""
+    first = core(words[0])
+    low = first.lower()
+    nxt = " ".join(words[1:3])
+    if low in ("returns", "return") and not nxt.lower().startswith("to "):
+        words[0] = "get"
+        return "get"
+    if low in ("provides", "provide", "offers", "offer", "gives", "give"):
+        verb = "get" if _GET_AFTER_PROVIDE.match(nxt) else "offer"
+        words[0] = verb
+        return verb
+    verb = base_verb(first) if first.isalpha() or "-" in first else None
+    if verb is None and _drop_subject(words):
+        first = core(words[0])
+        low = first.lower()
+        verb = base_verb(first)
+    if verb is None:
+        if low in ("a", "an", "the"):
+            words[0] = words[0].replace(first, low, 1)
+            return None
+        after = core(words[1]) if len(words) > 1 else ""
+        proper = after[:1].isupper()
+        if (
+            first[:1].isupper()
+            and first[1:].islower()
+            and not proper
+            and re.search(rf"\b{re.escape(low)}\b", context)
+        ):
+            words[0] = words[0].replace(first, low, 1)  # "Statistics of ..." is not a name
+        return None
+    third_person = low != verb and not low.endswith(("ing", "ed"))
+    words[0] = words[0].replace(first, verb, 1)
+    if third_person:  # "Searches ... and returns ..." -> "Search ... and return ..."
+        for i in range(1, len(words) - 1):
+            if core(words[i]).lower() in ("and", "or", "then") or words[i].endswith(","):
+                nxt_word = core(words[i + 1])
+                base = base_verb(nxt_word)
+                if base and nxt_word.lower().endswith("s") and nxt_word.lower() != base:
+                    words[i + 1] = words[i + 1].replace(nxt_word, base, 1)
+    return verb
+
+
+def _drop_subject(words: list[str]) -> bool:
+    """Leave out a short subject before the sentence's verb ("KalendarAI sales agents generate
+    revenue ..." -> "generate revenue ..."); True when one was left out."""
+    for k in range(1, min(5, len(words) - 1)):
+        word = core(words[k])
+        if not word.isalpha() or not word.islower() or word.endswith(("ing", "ed")):
+            continue
+        after = core(words[k + 1]).lower()
+        if base_verb(word) and word not in _NOT_VERBS and after and after not in TRAILING:
+            del words[:k]
+            return True
+        if word in TRAILING:
+            return False  # "Guidance for ..." has no verb to find
+    return False
+
+
+_NOT_VERBS = wordset("data list set name record report map order process state")
+
+
+def _cut(words: list[str], limit: int = MAX_WORDS, *, boundary_only: bool = False) -> list[str]:
+    """At most ``limit`` words, cut after a clause boundary where there is one (else, with
+    ``boundary_only``, nothing)."""
+    if len(words) <= limit:
+        return words
+    for end in range(limit, 5, -1):
+        if CLAUSE_END.search(words[end - 1]) or core(words[end]).lower() in ("which", "that"):
+            return trim(words[:end])
+    return [] if boundary_only else trim(words[:limit])
+
+
+def shorten(sentence: str, limit: int) -> str:
+    """``sentence`` cut to at most ``limit`` words at a clause boundary (a full stop kept)."""
+    words = sentence.split()
+    if len(words) <= limit:
+        return sentence
+    cut = _cut(words, limit, boundary_only=True)
+    return " ".join(cut).rstrip(".,;:") + "." if cut else ""

@@ -1,0 +1,96 @@
+"""The operator's sentence (generate/bootstrap/prose.py) and the no-verbatim rewriter
+(generate/bootstrap/rewrite.py) on the shapes real descriptions take."""
+
+from __future__ import annotations
+
+import pytest
+
+from cartograph.generate.bootstrap.prose import purpose_of
+from cartograph.generate.bootstrap.rewrite import break_runs, first_clause
+from cartograph.generate.bootstrap.tool import publisher_grams
+from cartograph.generate.text import longest_shared_run
+
+
+@pytest.mark.parametrize(
+    ("description", "sentence"),
+    [
+        ("Retrieves a list of billing groups.", "Retrieve a list of billing groups."),
+        (
+            "Searches for code and returns matching files.",
+            "Search for code and return matching files.",
+        ),
+        ("This tool allows you to create a new record.", "Create a new record."),
+        ("Use this tool to get the weather.", "Get the weather."),
+        ("A tool for listing open pull requests.", "List open pull requests."),
+        ("Returns statistics of a database", "Get statistics of a database."),
+        ("Provides information about a city.", "Get information about a city."),
+        ("Get current time in a timezone", "Get the current time in a timezone."),
+        ("**PURPOSE:** Discover pricing filters.", "Discover pricing filters."),
+        ("🎯 Get your profile details.", "Get the profile details."),
+        ("dbt run executes compiled models.", "Execute compiled models."),
+        ("Manually initiate the OAuth flow.", "Initiate the OAuth flow."),
+        ("Search the docs for relevant\ninformation.", "Search the docs for relevant information."),
+    ],
+)
+def test_a_description_becomes_an_imperative_sentence(description: str, sentence: str) -> None:
+    assert purpose_of(description, frozenset({"dbt", "run"})).sentence == sentence
+
+
+def test_notes_returns_and_caller_rules_are_not_the_purpose() -> None:
+    purpose = purpose_of(
+        "Create relations between entities. Relations should be in active voice. "
+        "Returns the created relations."
+    )
+    assert purpose.sentence == "Create relations between entities."
+    assert purpose.extra == ""
+    notes = purpose_of("Note: needs a token. Lists all boards.")
+    assert notes.sentence == "List all boards."
+
+
+def test_a_short_sentence_may_take_the_next_one_and_deprecation_is_kept() -> None:
+    purpose = purpose_of("Read a file. Handles text encodings and reports errors.")
+    assert purpose.extra == "It handles text encodings and reports errors."
+    old = purpose_of("Read a file as text. DEPRECATED: use read_text_file instead.")
+    assert old.deprecated and old.extra == ""
+    assert not purpose_of("Lists fields, including deprecated ones.").deprecated
+
+
+def test_a_heading_without_a_verb_is_joined_to_what_follows() -> None:
+    purpose = purpose_of("Key Vault operations\nCommands for managing Azure Key Vault resources.")
+    assert purpose.verb is None
+    assert purpose.sentence.startswith("Key Vault operations: commands for managing")
+
+
+def test_break_runs_edits_words_not_meaning() -> None:
+    text = "Create multiple new relations between entities in the knowledge graph"
+    grams = publisher_grams([text])
+    out = break_runs(text + ".", grams, 8)
+    assert out is not None and longest_shared_run(text, out) < 8
+    assert "relations between entities" in out and "knowledge graph" in out
+    fronted = break_runs(
+        "Search for papers on arXiv with advanced filtering and sorting.",
+        publisher_grams(["Search for papers on arXiv with advanced filtering and sorting"]),
+        8,
+    )
+    assert fronted == "With advanced filtering and sorting, search for papers on arXiv."
+
+
+def test_break_runs_never_leaves_out_content_words_unless_lenient() -> None:
+    text = "Local health risk guidance COVID Flu RSV cases"
+    grams = publisher_grams([text])
+    assert break_runs(text + ".", grams, 8) is None
+    lenient = break_runs(text + ".", grams, 8, lenient=True)
+    assert lenient is not None and longest_shared_run(text, lenient) < 8
+
+
+def test_names_and_capitalised_words_are_not_swapped() -> None:
+    text = "Get detailed pricing information from the AWS Price List API with filters"
+    out = break_runs(text + ".", publisher_grams([text]), 8)
+    assert out is not None and "Price List API" in out
+
+
+def test_first_clause() -> None:
+    assert first_clause("Interact with PDF files, provide page references.") == (
+        "Interact with PDF files."
+    )
+    assert first_clause("Hover an element.") == ""

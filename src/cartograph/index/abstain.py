@@ -23,7 +23,11 @@ from cartograph.index.answer import Hit
 
 ENV = "CARTOGRAPH_ABSTAIN"
 
-THRESHOLDS: dict[str, float] = {}
+THRESHOLDS: dict[str, float] = {
+    # benchmarks/abstain.py, 2026-12-02, operator-voice cards, hybrid, k = 5: the highest cosine
+    # at which no real tune set loses more than 2 % of its tasks (MetaTool's tune part binds)
+    "sentence-transformers/all-MiniLM-L6-v2": 0.208,
+}
 """Calibrated best-cosine thresholds by embedding model id (benchmarks/abstain.py)."""
 
 

@@ -17,6 +17,7 @@ from typing import Any
 
 import anyio
 from mcp import types
+from mcp.shared.session import ProgressFnT
 
 from cartograph import heap
 from cartograph.access.guard import Caller
@@ -236,9 +237,12 @@ class Proxy:
         client: str | None = None,
         caller: Caller | None = None,
         chain: tuple[str, ...] = (),
+        progress: ProgressFnT | None = None,
     ) -> types.CallToolResult:
         """Run ``server``/``tool``; ``client`` keys per-client sessions, ``caller`` is checked,
-        ``chain`` names the Cartograph proxies the request passed before this one."""
+        ``chain`` names the Cartograph proxies the request passed before this one. The
+        upstream's result comes back whole, as it sent it; ``progress`` hears its progress
+        notifications for the call. Cancelling the caller cancels the upstream's request."""
         started = time.perf_counter()
         outcome = "ok"
         try:
@@ -269,12 +273,16 @@ class Proxy:
                 arguments,
                 client=client,
                 meta=call_meta((*chain, self.instance)),
+                progress=progress,
             )
             if result.isError:
                 outcome = "tool-error"
             return result
         except Exception as exc:
             outcome = type(exc).__name__
+            raise
+        except anyio.get_cancelled_exc_class():
+            outcome = "cancelled"
             raise
         finally:
             self.audit.write(

@@ -152,7 +152,9 @@ async def test_an_agents_cancellation_reaches_the_upstream(env: Env) -> None:
             tg.start_soon(ask)
             await wait_for(marker, "started")
             cancel = types.CancelledNotification(
-                params=types.CancelledNotificationParams(requestId=request_id, reason="changed mind")
+                params=types.CancelledNotificationParams(
+                    requestId=request_id, reason="changed mind"
+                )
             )
             await client.send_notification(types.ClientNotification(cancel))
             await wait_for(marker, "cancelled")  # the upstream's handler was cancelled

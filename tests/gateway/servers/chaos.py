@@ -106,7 +106,9 @@ async def flood(n: int, ctx: Context, kind: str = "log") -> str:
     return f"flooded {n}"
 
 
-PIXEL = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR4nGNgYPj/HwADAgH/2nHQ9AAAAABJRU5ErkJggg=="
+PIXEL = (  # a 1x1 PNG
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR4nGNgYPj/HwADAgH/2nHQ9AAAAABJRU5ErkJggg=="
+)
 
 
 @mcp.tool()

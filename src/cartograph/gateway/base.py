@@ -220,9 +220,7 @@ async def forward_call(
     # nothing runs between this line and that one.
     request_id = session._request_id  # pyright: ignore[reportPrivateUsage]
     try:
-        return await session.send_request(
-            request, types.CallToolResult, progress_callback=progress
-        )
+        return await session.send_request(request, types.CallToolResult, progress_callback=progress)
     except ValidationError as exc:
         raise protocol_error(server, exc, "tools/call") from None
     except anyio.get_cancelled_exc_class():

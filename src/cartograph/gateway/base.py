@@ -244,7 +244,7 @@ async def _cancel_upstream(session: ClientSession, request_id: int) -> None:
 
 
 def result_size(result: types.CallToolResult) -> int:
-    """A cheap upper estimate of the bytes a result carries (text, data, structured)."""
+    """A cheap upper estimate of the bytes a result carries (text, data, structured, _meta)."""
     size = 0
     for block in result.content:
         if isinstance(block, types.TextContent):
@@ -258,6 +258,8 @@ def result_size(result: types.CallToolResult) -> int:
             size += 256
     if result.structuredContent is not None:
         size += len(str(result.structuredContent))
+    if result.meta:
+        size += len(str(result.meta))
     return size
 
 

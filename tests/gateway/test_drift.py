@@ -66,7 +66,8 @@ async def test_a_changed_input_schema_is_quarantined(env: Env) -> None:
     async with connected(env.proxy()) as client:
         await call(client, "chaos", "mutate", {"what": "schema"})
         refused = await call(client, "chaos", "echo", {"text": "x"})
-    assert refused.isError and "input schema changed" in text(refused)
+    # the new function (echo2) also gives FastMCP's outputSchema a new title: both changed
+    assert refused.isError and "input schema and output schema changed" in text(refused)
 
 
 async def test_a_new_unsigned_tool_is_quarantined_and_cannot_be_called(env: Env) -> None:

@@ -67,3 +67,24 @@ def test_quarantine_is_lifted_only_by_a_card_that_attests_the_live_version(
     reloaded.reconcile(_card(description="Echo, now evil."))  # the operator re-attested it
     assert reloaded.get("s", "echo") is None
     assert Quarantine(FileLedger(tmp_path / "quarantine.json")).held() == []
+
+
+def test_a_signed_output_schema_that_changed_or_went_away_is_drift_an_unsigned_one_is_not() -> None:
+    from cartograph.cards.listing import output_schema_fields
+    from cartograph.gateway.drift import describe
+
+    weather = {"type": "object", "properties": {"temperature": {"type": "number"}}}
+    old = _card()  # a card made before output schemas were recorded: it does not check them
+    live = {"name": "echo", "description": "Echo.", "inputSchema": old.tools[0].input_schema}
+    assert compare(old, [{**live, "outputSchema": weather}]) == []
+    entry = old.tools[0].model_copy(update=output_schema_fields({"outputSchema": weather}))
+    signed = old.model_copy(update={"tools": [entry]})
+    assert compare(signed, [{**live, "outputSchema": weather}]) == []
+    other = {"type": "object", "properties": {"temperature": {"type": "string"}}}
+    changed = compare(signed, [{**live, "outputSchema": other}])
+    gone = compare(signed, [live])
+    assert [(d.tool, d.kind, d.fields) for d in changed] == [
+        ("echo", "changed", ("output_schema",))
+    ]
+    assert [d.fields for d in gone] == [("output_schema",)]
+    assert describe(changed[0]) == "output schema changed since the card was signed"

@@ -58,3 +58,40 @@ def test_hits_without_a_card_or_tool_are_left_out_and_an_empty_answer_says_what_
 def test_a_misspelt_field_is_refused() -> None:
     with pytest.raises(ValidationError, match="tool"):
         DiscoverAnswer.model_validate({"tools": [{"server": "a", "tools": "b"}]})
+
+
+def test_the_signed_output_schema_and_annotations_are_shown_when_the_card_has_them() -> None:
+    out = {"$schema": "https://json-schema.org/draft/2020-12/schema", "type": "object"}
+    hints = {"readOnlyHint": True, "destructiveHint": False, "openWorldHint": "yes", "x": 1}
+    base = make_card("weather", 2)
+    rich = base.tools[0].model_copy(
+        update={
+            "title": "Get Weather",
+            "annotations": hints,
+            "output_schema": out,
+            "output_schema_hash": sha256_json(out),
+        }
+    )
+    card = base.model_copy(update={"tools": [rich, base.tools[1]]})
+    doc = render_answer(
+        {"weather": card}, [Hit("weather", "get_time_0", 0.9), Hit("weather", "get_time_1", 0.5)]
+    ).to_json()
+    shown, plain = doc["tools"]
+    assert list(shown) == [
+        "server",
+        "tool",
+        "summary",
+        "usage",
+        "input_schema",
+        "output_schema",
+        "annotations",
+        "examples",
+    ]
+    assert shown["output_schema"] == {"type": "object"}
+    # the title and the boolean hints MCP names; a hint that is not a boolean is left out
+    assert shown["annotations"] == {
+        "title": "Get Weather",
+        "readOnlyHint": True,
+        "destructiveHint": False,
+    }
+    assert "output_schema" not in plain and "annotations" not in plain

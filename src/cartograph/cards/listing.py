@@ -5,7 +5,9 @@ The drift guard and the quarantine key what they hold by ``(server, key)``: a to
 a prompt as ``prompt:<name>``, a resource as ``resource:<uri>`` and a resource template as
 ``template:<uriTemplate>`` (tool names never hold a colon, MCP's tool-name rule). For each key
 :func:`signed_hashes` gives the card's (shape, description) hashes, and :func:`live_hashes` the
-same two of what the upstream sends now. Pure.
+same two of what the upstream sends now. A tool's output schema is recorded and hashed by
+:func:`output_schema_fields` (the drift guard compares it apart: see
+:mod:`cartograph.gateway.drift`). Pure.
 """
 
 from __future__ import annotations
@@ -48,6 +50,15 @@ def prompt_shape(prompt: dict[str, Any]) -> str:
 def resource_shape(item: dict[str, Any]) -> str:
     """A resource's (template's) shape: name, URI (template) and MIME type as sent."""
     return sha256_json({k: item.get(k) for k in ("name", "uri", "uriTemplate", "mimeType")})
+
+
+def output_schema_fields(tool: dict[str, Any]) -> dict[str, Any]:
+    """A card entry's ``output_schema`` and ``output_schema_hash`` for a tools/list item: the
+    schema as sent and its hash, or nothing (the entry leaves them out) when it has none."""
+    schema = tool.get("outputSchema")
+    if not isinstance(schema, dict):
+        return {}
+    return {"output_schema": schema, "output_schema_hash": sha256_json(schema)}
 
 
 def description_hash(item: dict[str, Any]) -> str:

@@ -9,7 +9,8 @@ A card may also hold the server's prompts, resources and resource templates (``p
 ``resources``, ``resource_templates``), each with the operator's own summary and the hashes of
 what the publisher sent, for the drift guard. They are optional: a card that has none of them
 signs and digests exactly as a card written before they existed (:meth:`Card.unsigned_payload`
-leaves them out while they are empty), so every older signed card still verifies.
+leaves them out while they are empty), so every older signed card still verifies. A tool's
+``output_schema`` (and its hash) is optional the same way: left out while None.
 """
 
 from __future__ import annotations
@@ -50,6 +51,12 @@ class ToolEntry(_Strict):
     input_schema_hash: str
     description_hash: str = Field(description="sha256 of the publisher description (hint only).")
     annotations: dict[str, Any] | None = None
+    output_schema: dict[str, Any] | None = Field(
+        default=None, description="The tool's outputSchema as sent; None when it has none."
+    )
+    output_schema_hash: str | None = Field(
+        default=None, description="sha256 of the outputSchema as sent (the drift guard's)."
+    )
     generator: str = Field(description="Which generator wrote this entry, e.g. 'bootstrap/1'.")
     dropped: list[str] = Field(
         default_factory=list, description="Model-directed publisher text that was dropped."
@@ -180,13 +187,17 @@ class Card(_Strict):
     def unsigned_payload(self) -> dict[str, Any]:
         """The JSON object the signature covers: the card without its signature block.
 
-        The optional listing fields and an empty ``keywords`` list are left out while empty,
-        so a card without them has the payload (and digest, and signature) it had before they
-        existed."""
+        The optional listing fields and an empty ``keywords`` list are left out while empty, and
+        a tool's output schema fields while None, so a card without them has the payload (and
+        digest, and signature) it had before they existed."""
         payload = self.model_dump(mode="json", exclude={"signature"})
         for key in _OPTIONAL_LISTS:
             if not payload[key]:
                 del payload[key]
+        for tool in payload["tools"]:
+            for key in _OPTIONAL_TOOL_FIELDS:
+                if tool[key] is None:
+                    del tool[key]
         if payload["provenance"]["listings_hash"] is None:
             del payload["provenance"]["listings_hash"]
         for tool in payload["tools"]:
@@ -202,3 +213,4 @@ class Card(_Strict):
 
 
 _OPTIONAL_LISTS = ("prompts", "resources", "resource_templates")
+_OPTIONAL_TOOL_FIELDS = ("output_schema", "output_schema_hash")

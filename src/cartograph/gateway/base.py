@@ -15,7 +15,7 @@ from typing import Any, Generic, Literal, Protocol, TypeVar
 
 import anyio
 from mcp import ClientSession, types
-from mcp.shared.session import RequestResponder
+from mcp.shared.session import ProgressFnT, RequestResponder
 from pydantic import ValidationError
 
 from cartograph.errors import UpstreamError
@@ -157,6 +157,7 @@ class Gateway(Protocol):
         *,
         client: str | None = None,
         meta: dict[str, Any] | None = None,
+        progress: ProgressFnT | None = None,
     ) -> types.CallToolResult: ...
 
     def health(self) -> list[SessionHealth]: ...
@@ -197,25 +198,53 @@ async def forward_call(
     tool: str,
     arguments: dict[str, Any],
     meta: dict[str, Any] | None = None,
+    progress: ProgressFnT | None = None,
 ) -> types.CallToolResult:
     """tools/call as a pass-through: unlike ``ClientSession.call_tool`` it neither lists the
     tools with the SDK's strict models (some publishers' schemas fail them) nor re-validates
     structured output (the agent's own client does that). ``meta`` goes out as the request's
-    ``_meta``. A result that is not a CallToolResult at all becomes an :class:`UpstreamError`."""
+    ``_meta``. A result that is not a CallToolResult at all becomes an :class:`UpstreamError`.
+
+    With ``progress``, the request carries a progress token of the session's own and each
+    ``notifications/progress`` the upstream sends for it is handed to ``progress``. When the
+    caller is cancelled (the agent cancelled its request, or the call timed out), the upstream
+    is sent ``notifications/cancelled`` for the request: the SDK 1.x client itself only stops
+    waiting."""
     params = types.CallToolRequestParams(
         name=tool,
         arguments=arguments,
         _meta=types.RequestParams.Meta(**meta) if meta else None,  # pyright: ignore[reportCallIssue]
     )
     request = types.ClientRequest(types.CallToolRequest(params=params))
+    # The id send_request is about to take: it reads the counter before its first await, and
+    # nothing runs between this line and that one.
+    request_id = session._request_id  # pyright: ignore[reportPrivateUsage]
     try:
-        return await session.send_request(request, types.CallToolResult)
+        return await session.send_request(request, types.CallToolResult, progress_callback=progress)
     except ValidationError as exc:
         raise protocol_error(server, exc, "tools/call") from None
+    except anyio.get_cancelled_exc_class():
+        await _cancel_upstream(session, request_id)
+        raise
+
+
+async def _cancel_upstream(session: ClientSession, request_id: int) -> None:
+    """Tell the upstream to stop working on ``request_id`` (best effort, never blocking long:
+    a session that cannot take the notice within a second is gone or stuck anyway)."""
+    notice = types.CancelledNotification(
+        params=types.CancelledNotificationParams(
+            requestId=request_id, reason="cancelled by the proxy's client, or timed out"
+        )
+    )
+    with anyio.CancelScope(shield=True), anyio.move_on_after(1.0):
+        try:
+            await session.send_notification(types.ClientNotification(notice))
+        except (*CLOSED_ERRORS, OSError):
+            pass
 
 
 def result_size(result: types.CallToolResult) -> int:
-    """A cheap upper estimate of the bytes a result carries (text, data, structured)."""
+    """A cheap upper estimate of the bytes a result carries (text, data, structured, _meta)."""
     size = 0
     for block in result.content:
         if isinstance(block, types.TextContent):
@@ -229,6 +258,8 @@ def result_size(result: types.CallToolResult) -> int:
             size += 256
     if result.structuredContent is not None:
         size += len(str(result.structuredContent))
+    if result.meta:
+        size += len(str(result.meta))
     return size
 
 

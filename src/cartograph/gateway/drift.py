@@ -1,8 +1,11 @@
 """The drift guard: live tools compared with the signed card, and the quarantine they feed.
 
 :func:`compare` is pure: for each live tool it checks the card's ``input_schema_hash``
-(``sha256_json(inputSchema)``) and ``description_hash`` (``sha256_text(description)``). A tool
-whose schema or description changed, or that the card does not hold, is quarantined.
+(``sha256_json(inputSchema)``) and ``description_hash`` (``sha256_text(description)``), and,
+where the card records one, its ``output_schema_hash`` (``sha256_json(outputSchema)``: a signed
+output schema that changed or went away is drift; a card without one, such as every card made
+before output schemas were recorded, does not check it). A tool whose schema or description
+changed, or that the card does not hold, is quarantined.
 :class:`Quarantine` persists the held tools through the :class:`Ledger` its caller hands it (the
 store's: ``<home>/quarantine.json``, or rows shared by every replica of a shared store, re-read
 when another replica changed them; see :mod:`cartograph.storage`). An entry is lifted only when
@@ -26,6 +29,7 @@ from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
 from cartograph import clock
+from cartograph.canonical import sha256_json
 from cartograph.cards.listing import live_hashes, live_items, signed_hashes, split_key
 from cartograph.cards.model import Card
 from cartograph.cards.seal import card_version_digest
@@ -33,7 +37,7 @@ from cartograph.cards.seal import card_version_digest
 logger = logging.getLogger(__name__)
 
 DriftKind = Literal["changed", "new"]
-DriftField = Literal["input_schema", "description"]
+DriftField = Literal["input_schema", "description", "output_schema"]
 DriftEvent = Literal["quarantined", "lifted"]
 
 
@@ -81,9 +85,20 @@ def compare(
             fields.append("input_schema")
         if description != signed[1]:
             fields.append("description")
+        if _output_changed(card, key, item):
+            fields.append("output_schema")
         if fields:
             drifts.append(Drift(key, "changed", tuple(fields)))
     return drifts
+
+
+def _output_changed(card: Card, key: str, item: dict[str, Any]) -> bool:
+    """Whether a live tool's outputSchema differs from the one its card entry signed (only for
+    an entry that records one)."""
+    entry = card.tool(key) if split_key(key)[0] is None else None
+    if entry is None or entry.output_schema_hash is None:
+        return False
+    return sha256_json(item.get("outputSchema")) != entry.output_schema_hash
 
 
 def describe(drift: Drift) -> str:
@@ -91,7 +106,8 @@ def describe(drift: Drift) -> str:
     if drift.kind == "new":
         return f"new {kind or 'tool'} the signed card does not hold"
     shape = "input schema" if kind is None else "arguments" if kind == "prompt" else "name or type"
-    what = " and ".join(shape if f == "input_schema" else "description" for f in drift.fields)
+    names = {"input_schema": shape, "description": "description", "output_schema": "output schema"}
+    what = " and ".join(names[f] for f in drift.fields)
     return f"{what} changed since the card was signed"
 
 

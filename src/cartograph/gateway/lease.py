@@ -9,6 +9,7 @@ the concurrency bound, and the counters status reports (:func:`slot_health`).
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -19,6 +20,11 @@ from mcp import McpError
 from cartograph.errors import UpstreamTimeout
 from cartograph.gateway.base import CLOSED_ERRORS, Connection, SessionHealth
 from cartograph.upstream.failures import timeout_error
+
+logger = logging.getLogger("cartograph.gateway.pool")
+
+LATE_ANSWER = "Received response with an unknown request ID"
+"""How the SDK 1.x client reports an answer to a request it no longer waits for."""
 
 
 @dataclass(eq=False)
@@ -57,6 +63,16 @@ class Lease:
         """Until no request is in flight on this session."""
         if self.calls:
             await self.quiet.wait()
+
+    def unreadable(self, server: str, message: Exception) -> None:
+        """The session handed over something it could not read: the first three are logged. A
+        late answer to a request the proxy gave up on (cancelled, timed out) is expected."""
+        if str(message).startswith(LATE_ANSWER):
+            logger.debug("%s: answer after the call was cancelled: %.200s", server, message)
+            return
+        self.notices += 1
+        if self.notices <= 3:
+            logger.warning("%s: unreadable message from upstream: %s", server, message)
 
     def request_recheck(self) -> None:
         self.changes += 1

@@ -13,6 +13,7 @@ from typing import Any, Generic
 
 import anyio
 from mcp import ClientSession, McpError, types
+from mcp.shared.session import ProgressFnT
 
 from cartograph.errors import CartographError, UpstreamError
 from cartograph.gateway.base import (
@@ -66,9 +67,10 @@ class OneShotGateway:
         *,
         client: str | None = None,
         meta: dict[str, Any] | None = None,
+        progress: ProgressFnT | None = None,
     ) -> types.CallToolResult:
         async def send(session: ClientSession) -> types.CallToolResult:
-            return await forward_call(server, session, tool, arguments, meta)
+            return await forward_call(server, session, tool, arguments, meta, progress)
 
         result = await self.request(server, Ask(f"tools/call {tool!r}", tool, send), client=client)
         check_result_size(server, result, self.limits.max_result_bytes)

@@ -18,6 +18,7 @@ from typing import Any
 import anyio
 from anyio.abc import TaskGroup
 from mcp import ClientSession, McpError, types
+from mcp.shared.session import ProgressFnT
 
 from cartograph.errors import CartographError, UpstreamError, UpstreamTimeout
 from cartograph.gateway.base import (
@@ -108,9 +109,10 @@ class PooledGateway:
         *,
         client: str | None = None,
         meta: dict[str, Any] | None = None,
+        progress: ProgressFnT | None = None,
     ) -> types.CallToolResult:
         async def send(session: ClientSession) -> types.CallToolResult:
-            return await forward_call(server, session, tool, arguments, meta)
+            return await forward_call(server, session, tool, arguments, meta, progress)
 
         result = await self.request(server, Ask(f"tools/call {tool!r}", tool, send), client=client)
         check_result_size(server, result, self.limits.max_result_bytes)
@@ -261,9 +263,7 @@ class PooledGateway:
                 elif isinstance(message.root, types.ResourceUpdatedNotification) and self.events:
                     await self.events.updated(server, slot.client, str(message.root.params.uri))
             elif isinstance(message, Exception):
-                lease.notices += 1
-                if lease.notices <= 3:
-                    logger.warning("%s: unreadable message from upstream: %s", server, message)
+                lease.unreadable(server, message)
 
         try:
             with anyio.CancelScope(deadline=anyio.current_time() + self.limits.start_timeout) as sc:

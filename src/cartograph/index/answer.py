@@ -4,9 +4,13 @@ Pure: ranked hits joined with what the verified cards say about each tool. The p
 ``discover`` tool returns :meth:`DiscoverAnswer.to_json` as its result, and the CLI's ``--json``
 prints the same document (agents rely on these field names; absent fields are left out)::
 
-    {"tools": [{"server", "tool", "summary", "usage"?, "input_schema", "examples"?}], "note"?}
+    {"tools": [{"server", "tool", "summary", "usage"?, "input_schema", "output_schema"?,
+                "annotations"?, "examples"?}], "note"?}
 
-Schema, summary, usage and examples come from the signed card, never from live upstream text.
+Schemas, summary, usage, annotations and examples come from the signed card, never from live
+upstream text. ``annotations`` holds the card's ``title`` and the boolean hints of MCP's tool
+annotations (``readOnlyHint``, ``destructiveHint``, ``idempotentHint``, ``openWorldHint``) that
+the card recorded; ``output_schema`` the tool's signed outputSchema, where it has one.
 This module is light on purpose (no numpy, no model): the proxy imports it at start-up.
 """
 
@@ -22,6 +26,8 @@ from pydantic import BaseModel, ConfigDict
 from cartograph.cards.model import Card, ToolEntry
 
 MAX_EXAMPLES = 2
+HINTS = ("readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint")
+"""The tool annotations discover shows (booleans only), after the title."""
 NO_MATCH = "no callable tool matched; rephrase the task or check status"
 
 
@@ -45,6 +51,8 @@ class DiscoveredTool(BaseModel):
     summary: str
     usage: str | None = None
     input_schema: dict[str, Any]
+    output_schema: dict[str, Any] | None = None
+    annotations: dict[str, Any] | None = None
     examples: list[dict[str, Any]] | None = None
     weak: bool | None = None  # set when discover abstained: the nearest tool, not a fit
 
@@ -92,8 +100,18 @@ def discovered_tool(server: str, entry: ToolEntry) -> DiscoveredTool:
         summary=entry.summary,
         usage=agent_usage(entry.usage) if entry.usage else None,
         input_schema=lean_schema(entry.input_schema),
+        output_schema=lean_schema(entry.output_schema) if entry.output_schema else None,
+        annotations=shown_annotations(entry),
         examples=examples[:MAX_EXAMPLES] or None,
     )
+
+
+def shown_annotations(entry: ToolEntry) -> dict[str, Any] | None:
+    """The card's title and boolean tool hints, as MCP names them; None when it has neither."""
+    shown: dict[str, Any] = {"title": entry.title} if entry.title else {}
+    recorded = entry.annotations or {}
+    shown.update((k, recorded[k]) for k in HINTS if isinstance(recorded.get(k), bool))
+    return shown or None
 
 
 def lean_schema(schema: dict[str, Any]) -> dict[str, Any]:

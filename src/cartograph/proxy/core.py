@@ -17,6 +17,7 @@ from typing import Any
 
 import anyio
 from mcp import types
+from mcp.shared.session import ProgressFnT
 
 from cartograph import heap
 from cartograph.access.guard import Caller
@@ -246,45 +247,32 @@ class Proxy:
         client: str | None = None,
         caller: Caller | None = None,
         chain: tuple[str, ...] = (),
+        progress: ProgressFnT | None = None,
     ) -> types.CallToolResult:
         """Run ``server``/``tool``; ``client`` keys per-client sessions, ``caller`` is checked,
-        ``chain`` names the Cartograph proxies the request passed before this one."""
+        ``chain`` names the Cartograph proxies the request passed before this one. The
+        upstream's result comes back whole, as it sent it; ``progress`` hears its progress
+        notifications for the call. Cancelling the caller cancels the upstream's request."""
         started = time.perf_counter()
         outcome = "ok"
         try:
-            check_names(server, tool)  # before the names go into any error message
-            problem = loop_problem(chain, self.instance)
-            if problem is not None:
-                raise LoopRefused(f"{server}/{tool}: refused: {problem}")
-            hidden = ToolNotFound(f"no tool {tool!r} on server {server!r} for you; use discover")
-            if caller is not None and not caller.policy.permits(server, tool):
-                raise AccessDenied(str(hidden))  # the same text as for a missing tool
-            check_arguments(server, tool, arguments, self.settings.inputs)
-            self.catalog.refresh()  # the one refresh of this call; the guard reads what it loaded
-            try:
-                entry = self.catalog.entry(server, tool)
-            except ToolNotFound:
-                if caller is not None and caller.policy != ALLOW_ALL:
-                    raise hidden from None  # no list of other servers for a restricted client
-                raise
-            self.guard.admit(server, tool)
-            validate_arguments(
-                server, tool, entry.input_schema, arguments, schema_key=entry.input_schema_hash
-            )
-            if self.configured is not None and server not in self.configured:
-                raise not_configured(server, self.settings.config_path)
+            self._admit_call(server, tool, arguments, caller, chain)
             result = await self.gateway.call(
                 server,
                 tool,
                 arguments,
                 client=client,
                 meta=call_meta((*chain, self.instance)),
+                progress=progress,
             )
             if result.isError:
                 outcome = "tool-error"
             return result
         except Exception as exc:
             outcome = type(exc).__name__
+            raise
+        except anyio.get_cancelled_exc_class():
+            outcome = "cancelled"
             raise
         finally:
             self.audit.write(
@@ -297,6 +285,38 @@ class Proxy:
                 session=client,
                 **self._offer_fields(client, server, tool),
             )
+
+    def _admit_call(
+        self,
+        server: str,
+        tool: str,
+        arguments: Any,
+        caller: Caller | None,
+        chain: tuple[str, ...],
+    ) -> None:
+        """Every check before a call goes upstream: names, loops, policy, arguments (size and
+        signed schema), the drift guard, the config; raises the refusal."""
+        check_names(server, tool)  # before the names go into any error message
+        problem = loop_problem(chain, self.instance)
+        if problem is not None:
+            raise LoopRefused(f"{server}/{tool}: refused: {problem}")
+        hidden = ToolNotFound(f"no tool {tool!r} on server {server!r} for you; use discover")
+        if caller is not None and not caller.policy.permits(server, tool):
+            raise AccessDenied(str(hidden))  # the same text as for a missing tool
+        check_arguments(server, tool, arguments, self.settings.inputs)
+        self.catalog.refresh()  # the one refresh of this call; the guard reads what it loaded
+        try:
+            entry = self.catalog.entry(server, tool)
+        except ToolNotFound:
+            if caller is not None and caller.policy != ALLOW_ALL:
+                raise hidden from None  # no list of other servers for a restricted client
+            raise
+        self.guard.admit(server, tool)
+        validate_arguments(
+            server, tool, entry.input_schema, arguments, schema_key=entry.input_schema_hash
+        )
+        if self.configured is not None and server not in self.configured:
+            raise not_configured(server, self.settings.config_path)
 
     def _offer_fields(self, client: str | None, server: str, tool: str) -> dict[str, Any]:
         """Which discover answer of this session offered the tool, at which rank."""

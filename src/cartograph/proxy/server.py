@@ -4,7 +4,12 @@ and the upstreams' prompts and resources under server-qualified names
 
 A thin shell over :class:`~cartograph.proxy.core.Proxy`. This is the tool-call boundary:
 domain errors become MCP tool errors (``isError``) with their message, timeouts already say
-"retry", and anything unexpected is logged and masked so the proxy keeps serving.
+"retry", and anything unexpected is logged and masked so the proxy keeps serving. An upstream's
+result of ``call`` is returned whole, as the upstream sent it (``content`` of every type,
+``structuredContent``, ``isError``, ``_meta``); the SDK checks a result against an output schema
+only for a tool it lists with one, and ``call`` has none. Its progress reaches the agent when
+the agent asked for progress (:mod:`cartograph.proxy.progress`); the agent's cancellation
+reaches the upstream (:func:`cartograph.gateway.base.forward_call`).
 """
 
 from __future__ import annotations
@@ -36,6 +41,7 @@ from cartograph.proxy.brief import ListWatch, discover_description, proxy_brief
 from cartograph.proxy.core import Proxy
 from cartograph.proxy.front import FrontServer, register_federation
 from cartograph.proxy.http_limit import BodyLimit
+from cartograph.proxy.progress import with_progress
 from cartograph.proxy.stdio import bounded_stdio_server
 from cartograph.upstream.chain import meta_chain
 
@@ -187,13 +193,21 @@ def build_server(
         if name == "status":
             return _json(proxy.status(who).to_json())
         if name == "call":
-            return await proxy.call(
-                str(arguments["server"]),
-                str(arguments["tool"]),
-                arguments.get("arguments") or {},
-                client=client_key(),
-                caller=who,
-                chain=meta_chain(server.request_context.meta),
+            ctx = server.request_context
+            token = ctx.meta.progressToken if ctx.meta is not None else None
+            return await with_progress(
+                ctx.session,
+                token,
+                ctx.request_id,
+                lambda progress: proxy.call(
+                    str(arguments["server"]),
+                    str(arguments["tool"]),
+                    arguments.get("arguments") or {},
+                    client=client_key(),
+                    caller=who,
+                    chain=meta_chain(ctx.meta),
+                    progress=progress,
+                ),
             )
         return _error(f"unknown tool {name!r}; this server has discover, call and status")
 

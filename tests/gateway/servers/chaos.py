@@ -16,6 +16,7 @@ import sys
 import time
 
 import anyio
+from mcp import types
 from mcp.server.fastmcp import Context, FastMCP
 
 STATE_FILE = os.environ.get("CHAOS_STATE")
@@ -103,6 +104,63 @@ async def flood(n: int, ctx: Context, kind: str = "log") -> str:
         else:
             await ctx.info(f"notice {i}")
     return f"flooded {n}"
+
+
+PIXEL = (  # a 1x1 PNG
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR4nGNgYPj/HwADAgH/2nHQ9AAAAABJRU5ErkJggg=="
+)
+
+
+@mcp.tool()
+def mixed(fail: bool = False, audio_kb: int = 1) -> types.CallToolResult:
+    """Reply with content of every type, structured content and _meta; isError when fail."""
+    wave = "UklGRg" + "A" * (audio_kb * 1024)
+    note = types.Annotations(audience=["user"], priority=0.5)
+    return types.CallToolResult(
+        content=[
+            types.TextContent(type="text", text="plain words", annotations=note),
+            types.ImageContent(type="image", data=PIXEL, mimeType="image/png"),
+            types.AudioContent(type="audio", data=wave, mimeType="audio/wav"),
+            types.ResourceLink(
+                type="resource_link", uri="chaos://thing/1", name="thing-1", mimeType="text/plain"
+            ),
+            types.EmbeddedResource(
+                type="resource",
+                resource=types.TextResourceContents(
+                    uri="chaos://thing/2", text="inner text", mimeType="text/plain"
+                ),
+            ),
+            types.EmbeddedResource(
+                type="resource",
+                resource=types.BlobResourceContents(uri="chaos://thing/3", blob=PIXEL),
+            ),
+        ],
+        structuredContent={"answer": 42, "nothing": None, "list": [1, "two", None]},
+        isError=fail,
+        _meta={"io.chaos/trace": "t-1"},  # pyright: ignore[reportCallIssue]
+    )
+
+
+@mcp.tool()
+async def linger(marker: str) -> str:
+    """Write "started" into the marker file, wait until cancelled, then write "cancelled"."""
+    with open(marker, "w", encoding="utf-8") as fh:
+        fh.write("started")
+    try:
+        await anyio.sleep_forever()
+    except anyio.get_cancelled_exc_class():
+        with open(marker, "w", encoding="utf-8") as fh:
+            fh.write("cancelled")
+        raise
+    return "unreachable"
+
+
+@mcp.tool()
+async def steps(n: int, ctx: Context) -> str:
+    """Report progress n times (1..n of n), then answer."""
+    for i in range(1, n + 1):
+        await ctx.report_progress(i, n, f"step {i}")
+    return f"did {n} steps"
 
 
 @mcp.tool()

@@ -23,6 +23,7 @@ from jsonschema.validators import Draft202012Validator, validator_for
 from referencing.exceptions import Unresolvable
 
 from cartograph.canonical import sha256_json, sha256_text
+from cartograph.cards.listing import output_schema_fields
 from cartograph.cards.model import (
     Capability,
     Card,
@@ -238,6 +239,7 @@ def _entry(
         input_schema_hash=sha256_json(schema),
         description_hash=sha256_text(description if isinstance(description, str) else None),
         annotations=annotations if isinstance(annotations, dict) else None,
+        **output_schema_fields(tool),
         generator=GENERATOR_ID,
         dropped=[d.excerpt() for d in draft.dropped],
     )

@@ -387,6 +387,8 @@ def _entry(base: ToolEntry, answer: dict[str, Any], generator: str) -> ToolEntry
         input_schema_hash=base.input_schema_hash,
         description_hash=base.description_hash,
         annotations=base.annotations,
+        output_schema=base.output_schema,
+        output_schema_hash=base.output_schema_hash,
         generator=generator,
         dropped=list(base.dropped),
     )

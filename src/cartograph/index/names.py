@@ -8,5 +8,3 @@ from typing import Literal, get_args
 Method = Literal["hybrid", "two-stage", "flat", "bm25", "jaccard", "random"]
 METHODS: tuple[Method, ...] = get_args(Method)
 DEFAULT_METHOD: Method = "hybrid"
-DENSE_METHODS: frozenset[Method] = frozenset({"hybrid", "two-stage", "flat"})
-"""The methods that embed the query (their hits carry a cosine; abstention reads it)."""

@@ -59,7 +59,6 @@ from cartograph.index.methods import (
     random_scores,
     two_stage_scores,
 )
-from cartograph.index.names import DENSE_METHODS
 from cartograph.index.query import split_steps
 from cartograph.index.vector_cache import QueryCache, embed_documents
 from cartograph.index.vectors import MatrixVectors, ToolVectors
@@ -303,29 +302,43 @@ class ToolIndex:
         ``query_vec`` (and for hybrid ``step_vecs``) may be passed when already embedded;
         ``keywords`` (product names, identifiers) join the query in the lexical channel only.
         """
+        return self._scored(query, method, k, query_vec, step_vecs, keywords)[0]
+
+    def _scored(
+        self,
+        query: str,
+        method: Method,
+        k: int,
+        query_vec: np.ndarray | None = None,
+        step_vecs: np.ndarray | None = None,
+        keywords: Sequence[str] = (),
+    ) -> tuple[np.ndarray, np.ndarray | None]:
+        """:meth:`scores`, and for the dense methods the tools' cosines to the query that the
+        scores were made from (None for the lexical ones)."""
         if method not in METHODS:
             raise UsageError(f"unknown method {method!r}; choose one of: {', '.join(METHODS)}")
         n = len(self.tool_ids)
         words = " ".join([query, *keywords]) if keywords else query
         if method == "random":
             seed = int.from_bytes(hashlib.sha256(query.encode()).digest()[:4], "big")
-            return random_scores(n, seed=seed)
+            return random_scores(n, seed=seed), None
         if method == "jaccard":
             if self._tokens is None:
                 self._tokens = [token_set(d.lexical) for d in self.documents]
-            return jaccard_scores(words, self._tokens).astype(np.float64)
+            return jaccard_scores(words, self._tokens).astype(np.float64), None
         if method == "bm25":
-            return self.lexical.scores(words).astype(np.float64)
+            return self.lexical.scores(words).astype(np.float64), None
         if query_vec is None:
             query_vec, step_vecs = self.query_vectors(query, steps=method == "hybrid")
         if method == "flat":
-            return self.vectors.cosine(query_vec).astype(np.float64)
+            cosines = self.vectors.cosine(query_vec)
+            return cosines.astype(np.float64), cosines
         evidence = self.evidence(query, query_vec, step_vecs)
         if keywords:
             evidence = replace(evidence, bm25=self.lexical.scores(words))
         if method == "two-stage":
-            return two_stage_scores(evidence, k).astype(np.float64)
-        return hybrid_scores(evidence, self.hybrid)
+            return two_stage_scores(evidence, k).astype(np.float64), evidence.tool_cos
+        return hybrid_scores(evidence, self.hybrid), evidence.tool_cos
 
     def search(
         self,
@@ -340,14 +353,10 @@ class ToolIndex:
             raise UsageError("k must be at least 1")
         if not self.tool_ids:
             return []
-        scores = self.scores(query, method, k, keywords=keywords)
+        scores, cosines = self._scored(query, method, k, keywords=keywords)
         k = min(k, len(scores))
         top = np.argpartition(-scores, k - 1)[:k]
         top = top[np.argsort(-scores[top], kind="stable")]
-        cosines = None
-        if method in DENSE_METHODS:
-            query_vec, _ = self.query_vectors(query, steps=method == "hybrid")
-            cosines = self.vectors.cosine(query_vec)
         return [
             Hit(
                 *self.tool_ids[i],

@@ -228,6 +228,22 @@ async def forward_call(
         raise
 
 
+def call_ask(
+    server: str,
+    tool: str,
+    arguments: dict[str, Any],
+    meta: dict[str, Any] | None = None,
+    progress: ProgressFnT | None = None,
+) -> Ask[types.CallToolResult]:
+    """tools/call as an :class:`Ask` (admitted by the tool's name), sent by :func:`forward_call`:
+    what both gateways' ``call`` hands to their ``request``."""
+
+    async def send(session: ClientSession) -> types.CallToolResult:
+        return await forward_call(server, session, tool, arguments, meta, progress)
+
+    return Ask(f"tools/call {tool!r}", tool, send)
+
+
 async def _cancel_upstream(session: ClientSession, request_id: int) -> None:
     """Tell the upstream to stop working on ``request_id`` (best effort, never blocking long:
     a session that cannot take the notice within a second is gone or stuck anyway)."""

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any, Generic
 
 import anyio
-from mcp import ClientSession, McpError, types
+from mcp import McpError, types
 from mcp.shared.session import ProgressFnT
 
 from cartograph.errors import CartographError, UpstreamError
@@ -25,9 +25,9 @@ from cartograph.gateway.base import (
     Limits,
     SessionHealth,
     T,
+    call_ask,
     check_live,
     check_result_size,
-    forward_call,
 )
 from cartograph.upstream.failures import mcp_error, timeout_error
 
@@ -69,10 +69,8 @@ class OneShotGateway:
         meta: dict[str, Any] | None = None,
         progress: ProgressFnT | None = None,
     ) -> types.CallToolResult:
-        async def send(session: ClientSession) -> types.CallToolResult:
-            return await forward_call(server, session, tool, arguments, meta, progress)
-
-        result = await self.request(server, Ask(f"tools/call {tool!r}", tool, send), client=client)
+        ask = call_ask(server, tool, arguments, meta, progress)
+        result = await self.request(server, ask, client=client)
         check_result_size(server, result, self.limits.max_result_bytes)
         return result
 

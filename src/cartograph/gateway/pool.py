@@ -17,7 +17,7 @@ from typing import Any
 
 import anyio
 from anyio.abc import TaskGroup
-from mcp import ClientSession, McpError, types
+from mcp import McpError, types
 from mcp.shared.session import ProgressFnT
 
 from cartograph.errors import CartographError, UpstreamError, UpstreamTimeout
@@ -35,9 +35,9 @@ from cartograph.gateway.base import (
     T,
     UpstreamEvents,
     backoff_delay,
+    call_ask,
     check_live,
     check_result_size,
-    forward_call,
 )
 from cartograph.gateway.lease import (
     Lease,
@@ -111,10 +111,8 @@ class PooledGateway:
         meta: dict[str, Any] | None = None,
         progress: ProgressFnT | None = None,
     ) -> types.CallToolResult:
-        async def send(session: ClientSession) -> types.CallToolResult:
-            return await forward_call(server, session, tool, arguments, meta, progress)
-
-        result = await self.request(server, Ask(f"tools/call {tool!r}", tool, send), client=client)
+        ask = call_ask(server, tool, arguments, meta, progress)
+        result = await self.request(server, ask, client=client)
         check_result_size(server, result, self.limits.max_result_bytes)
         return result
 

@@ -189,8 +189,8 @@ class TrustStore:
         not_before: datetime | None = None,
         not_after: datetime | None = None,
     ) -> str:
-        kid = key_id_of(public_key)
         public = PublicKey.of(public_key)
+        kid = public.key_id
         self.put(TrustedKey(kid, name or kid, public, origin, not_before, not_after))
         return kid
 

@@ -20,7 +20,7 @@ from accesskit import served  # noqa: F401  (fixture: a real `serve --transport 
 from indexkit import cards, embedder, index  # noqa: F401  (fixtures: small signed cards, index)
 from pgkit import pg_cards, pg_server, pg_url, pg_ws  # noqa: F401  (fixtures: real PostgreSQL)
 from processkit import child_pids
-from proxykit import env, golden_home  # noqa: F401  (fixtures: signed chaos-upstream workspaces)
+from proxykit import env, everything, golden_home  # noqa: F401  (fixtures: signed workspaces)
 
 REPO = Path(__file__).resolve().parent.parent
 EXAMPLE_CONFIG = REPO / "examples" / "mcp.json"

@@ -19,40 +19,19 @@ import pytest
 from mcp import ClientSession, McpError, types
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.memory import create_connected_server_and_client_session
-from proxykit import Env, data
+from proxykit import Env, data, sign_server
 
 from cartograph.access import Access, Caller, Policy
-from cartograph.config import load_config
-from cartograph.generate.attest import attest_snapshot
 from cartograph.proxy.addresses import wrap_uri
 from cartograph.proxy.core import Proxy
 from cartograph.proxy.server import build_server
-from cartograph.storage import open_store
 from cartograph.storage.file_state import FileAuditLog as AuditLog
-from cartograph.trust.keys import load_key
-from cartograph.upstream.connect import snapshot_servers
-from cartograph.upstream.snapshot import ServerSnapshot, Snapshot
+from cartograph.upstream.snapshot import ServerSnapshot
 
 pytestmark = [pytest.mark.anyio, pytest.mark.fleet]
 
 DOC = "demo://resource/static/document/architecture.md"
 CARTOGRAPH = str(Path(sys.executable).with_name("cartograph"))
-
-
-@pytest.fixture(scope="module")
-def everything(example_config: Path) -> ServerSnapshot:
-    """The everything server as it answers now (tools, prompts, resources, templates)."""
-    fleet = load_config(example_config)
-    outcome = anyio.run(lambda: snapshot_servers({"everything": fleet.servers["everything"]}))
-    assert not outcome.failures, outcome.failures
-    return outcome.snapshot.servers["everything"]
-
-
-def sign(env: Env, server: ServerSnapshot) -> None:
-    result = attest_snapshot(
-        env.ws, Snapshot({server.name: server}), load_key(env.ws), store=open_store(env.ws)
-    )
-    assert not result.failed, result.failed
 
 
 @asynccontextmanager
@@ -77,7 +56,7 @@ async def refused(request: Any) -> str:
 async def test_prompts_and_resources_are_listed_got_and_read_under_qualified_names(
     env: Env, example_config: Path, everything: ServerSnapshot
 ) -> None:
-    sign(env, everything)
+    sign_server(env, everything)
     async with client_of(env.proxy(example_config)) as client:
         with anyio.fail_after(60):
             init_caps = client.get_server_capabilities()
@@ -127,7 +106,7 @@ async def test_prompts_and_resources_are_listed_got_and_read_under_qualified_nam
 async def test_bad_names_get_errors_that_name_the_server_and_the_prompt(
     env: Env, example_config: Path, everything: ServerSnapshot
 ) -> None:
-    sign(env, everything)
+    sign_server(env, everything)
     async with client_of(env.proxy(example_config)) as client:
         no_prompt = await refused(client.get_prompt("everything.no-such-prompt"))
         no_server = await refused(client.get_prompt("nowhere.simple-prompt"))
@@ -149,7 +128,7 @@ async def test_bad_names_get_errors_that_name_the_server_and_the_prompt(
 async def test_a_client_policy_hides_prompts_and_resources_of_servers_it_may_not_use(
     env: Env, example_config: Path, everything: ServerSnapshot
 ) -> None:
-    sign(env, everything)
+    sign_server(env, everything)
     proxy = env.proxy(example_config)
     denied = Caller("no-everything", Policy(deny=("everything",)))
     one = Caller("one-prompt", Policy(allow=("everything.simple-prompt", "time")))
@@ -182,7 +161,7 @@ async def test_drifted_or_unsigned_prompts_and_resources_are_quarantined_and_hid
     resources = recorded.resources or []
     next(p for p in prompts if p["name"] == "args-prompt")["description"] = "Something else."
     dropped = resources.pop()  # the live server has it, the card will not
-    sign(env, recorded)
+    sign_server(env, recorded)
     async with client_of(env.proxy(example_config)) as client:
         with anyio.fail_after(60):
             before = [p.name for p in (await client.list_prompts()).prompts]
@@ -205,7 +184,7 @@ async def test_drifted_or_unsigned_prompts_and_resources_are_quarantined_and_hid
 async def test_a_subscription_hears_the_upstreams_updates_under_the_wrapped_uri(
     env: Env, example_config: Path, everything: ServerSnapshot
 ) -> None:
-    sign(env, everything)
+    sign_server(env, everything)
     heard: list[str] = []
     got = anyio.Event()
 
@@ -244,7 +223,7 @@ async def test_a_subscription_hears_the_upstreams_updates_under_the_wrapped_uri(
 async def test_one_shot_mode_does_not_offer_subscriptions(
     env: Env, example_config: Path, everything: ServerSnapshot
 ) -> None:
-    sign(env, everything)
+    sign_server(env, everything)
     async with client_of(env.proxy(example_config, mode="one-shot")) as client:
         caps = client.get_server_capabilities()
         why = await refused(client.subscribe_resource(wrap_uri("everything", DOC)))  # pyright: ignore[reportArgumentType]
@@ -258,7 +237,7 @@ async def test_one_shot_mode_does_not_offer_subscriptions(
 async def test_cartograph_serve_over_http_answers_prompts_resources_and_subscriptions(
     env: Env, example_config: Path, everything: ServerSnapshot
 ) -> None:
-    sign(env, everything)
+    sign_server(env, everything)
     args = ["--home", str(env.ws.root), "serve", "--transport", "http", "--insecure-open"]
     args += ["--port", "0", "--config", str(example_config)]
     proc = subprocess.Popen([CARTOGRAPH, *args], stderr=subprocess.PIPE, text=True)

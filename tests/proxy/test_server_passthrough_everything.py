@@ -13,14 +13,11 @@ from typing import Any
 import anyio
 import pytest
 from mcp import types
-from proxykit import Env, call, connected, data, text
+from proxykit import Env, call, connected, data, sign_server, text
 
 from cartograph.config import load_config
-from cartograph.generate.attest import attest_snapshot
-from cartograph.storage import open_store
-from cartograph.trust.keys import load_key
-from cartograph.upstream.connect import open_session, snapshot_servers
-from cartograph.upstream.snapshot import ServerSnapshot, Snapshot
+from cartograph.upstream.connect import open_session
+from cartograph.upstream.snapshot import ServerSnapshot
 
 pytestmark = [pytest.mark.anyio, pytest.mark.fleet]
 
@@ -32,21 +29,6 @@ CALLS: list[tuple[str, dict[str, Any]]] = [
     ("get-annotated-message", {"messageType": "error", "includeImage": True}),
     ("get-resource-reference", {"resourceId": -1}),  # the server's own tool error
 ]
-
-
-@pytest.fixture(scope="module")
-def everything(example_config: Path) -> ServerSnapshot:
-    fleet = load_config(example_config)
-    outcome = anyio.run(lambda: snapshot_servers({"everything": fleet.servers["everything"]}))
-    assert not outcome.failures, outcome.failures
-    return outcome.snapshot.servers["everything"]
-
-
-def sign(env: Env, server: ServerSnapshot) -> None:
-    result = attest_snapshot(
-        env.ws, Snapshot({server.name: server}), load_key(env.ws), store=open_store(env.ws)
-    )
-    assert not result.failed, result.failed
 
 
 def wire(result: Any) -> dict[str, Any]:
@@ -63,7 +45,7 @@ def wire(result: Any) -> dict[str, Any]:
 async def test_results_of_every_kind_arrive_as_a_direct_client_reads_them(
     env: Env, example_config: Path, everything: ServerSnapshot
 ) -> None:
-    sign(env, everything)
+    sign_server(env, everything)
     async with connected(env.proxy(example_config)) as client:
         proxied = [await call(client, "everything", tool, args) for tool, args in CALLS]
     config = load_config(example_config).servers["everything"]
@@ -92,7 +74,7 @@ async def test_results_of_every_kind_arrive_as_a_direct_client_reads_them(
 async def test_the_long_running_operations_progress_reaches_the_agent(
     env: Env, example_config: Path, everything: ServerSnapshot
 ) -> None:
-    sign(env, everything)
+    sign_server(env, everything)
     heard: list[tuple[float, float | None]] = []
 
     async def progress(done: float, total: float | None, _message: str | None) -> None:
@@ -117,7 +99,7 @@ async def test_the_long_running_operations_progress_reaches_the_agent(
 async def test_discover_shows_the_signed_output_schema_and_annotations(
     env: Env, example_config: Path, everything: ServerSnapshot
 ) -> None:
-    sign(env, everything)
+    sign_server(env, everything)
     live = next(t for t in everything.tools if t["name"] == "get-structured-content")
     async with connected(env.proxy(example_config)) as client:
         with anyio.fail_after(60):

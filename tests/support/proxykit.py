@@ -28,8 +28,10 @@ from cartograph.proxy.core import Proxy
 from cartograph.proxy.server import build_server
 from cartograph.proxy.settings import ServeSettings
 from cartograph.storage import open_store
+from cartograph.trust.keys import load_key
 from cartograph.trust.lifecycle import init_key
 from cartograph.upstream.connect import snapshot_servers
+from cartograph.upstream.snapshot import ServerSnapshot, Snapshot
 from cartograph.workspace import Workspace
 
 REPO = Path(__file__).resolve().parents[2]
@@ -205,3 +207,21 @@ def golden_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture
 def env(golden_home: Path, tmp_path: Path) -> Env:
     return Env(copy_workspace(golden_home, tmp_path / "home"), tmp_path / "cfg")
+
+
+def sign_server(env: Env, server: ServerSnapshot) -> None:
+    """Attest one recorded server into ``env``'s workspace with its operator key."""
+    result = attest_snapshot(
+        env.ws, Snapshot({server.name: server}), load_key(env.ws), store=open_store(env.ws)
+    )
+    assert not result.failed, result.failed
+
+
+@pytest.fixture(scope="module")
+def everything(example_config: Path) -> ServerSnapshot:
+    """The example fleet's everything server as it answers now (tools, prompts, resources,
+    templates), recorded once per test module."""
+    fleet = load_config(example_config)
+    outcome = anyio.run(lambda: snapshot_servers({"everything": fleet.servers["everything"]}))
+    assert not outcome.failures, outcome.failures
+    return outcome.snapshot.servers["everything"]

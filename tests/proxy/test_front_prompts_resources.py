@@ -16,7 +16,7 @@ from typing import Any
 
 import anyio
 import pytest
-from mcp import ClientSession, McpError, types
+from mcp import ClientSession, MCPError, types
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.memory import create_connected_server_and_client_session
 from proxykit import Env, data, sign_server
@@ -47,7 +47,7 @@ def audit(env: Env) -> list[dict[str, Any]]:
 
 
 async def refused(request: Any) -> str:
-    with pytest.raises(McpError) as caught:
+    with pytest.raises(MCPError) as caught:
         with anyio.fail_after(60):
             await request
     return caught.value.error.message

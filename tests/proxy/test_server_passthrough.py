@@ -11,7 +11,7 @@ from typing import Any
 
 import anyio
 import pytest
-from mcp import ClientSession, McpError, types
+from mcp import ClientSession, MCPError, types
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from proxykit import CHAOS, FAST, Env, call, chaos_entry, connected, text
 
@@ -126,7 +126,7 @@ async def wait_for(path: Path, content: str) -> None:
 async def test_an_agents_cancellation_reaches_the_upstream(env: Env) -> None:
     marker = env.config_dir / "linger.txt"
     proxy = env.proxy()
-    failures: list[McpError] = []
+    failures: list[MCPError] = []
     async with connected(proxy) as client:
         request = types.ClientRequest(
             types.CallToolRequest(
@@ -145,7 +145,7 @@ async def test_an_agents_cancellation_reaches_the_upstream(env: Env) -> None:
         async def ask() -> None:
             try:
                 await client.send_request(request, types.CallToolResult)
-            except McpError as exc:
+            except MCPError as exc:
                 failures.append(exc)
 
         async with anyio.create_task_group() as tg:

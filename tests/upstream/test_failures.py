@@ -5,7 +5,7 @@ from __future__ import annotations
 import httpx
 import pytest
 from mcp import types
-from mcp.shared.exceptions import McpError
+from mcp.shared.exceptions import MCPError
 from pydantic import BaseModel, ValidationError
 
 from cartograph.config import HttpUpstream, StdioUpstream
@@ -22,8 +22,8 @@ STDIO = StdioUpstream(name="files", command="mcp-files")
 HTTP = HttpUpstream(name="remote", url="https://mcp.example.com/mcp")
 
 
-def mcp(code: int, message: str = "boom") -> McpError:
-    return McpError(types.ErrorData(code=code, message=message))
+def mcp(code: int, message: str = "boom") -> MCPError:
+    return MCPError(types.ErrorData(code=code, message=message))
 
 
 class _Answer(BaseModel):

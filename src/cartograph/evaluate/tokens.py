@@ -243,7 +243,7 @@ async def _task_row(
     """One task's row, and what each returned tool cost in its discover answer (None: none)."""
     with anyio.fail_after(120):
         result = await client.call_tool("discover", {"task": task, "k": k})
-    if result.isError:
+    if result.is_error:
         raise GatewayError(f"discover failed for {task!r}: {_text(result)}")
     returned = _returned(result)
     d = tok.count(response(result, request_id=2))

@@ -15,7 +15,7 @@ from typing import Any, Generic, Literal, Protocol, TypeVar
 
 import anyio
 from mcp import ClientSession, types
-from mcp.shared.session import ProgressFnT, RequestResponder
+from mcp.shared.dispatcher import ProgressFnT
 from pydantic import ValidationError
 
 from cartograph.errors import UpstreamError
@@ -23,9 +23,7 @@ from cartograph.upstream.connect import list_tools_raw
 from cartograph.upstream.failures import protocol_error
 from cartograph.upstream.listings import advertised, list_listings
 
-IncomingMessage = (
-    RequestResponder[types.ServerRequest, types.ClientResult] | types.ServerNotification | Exception
-)
+IncomingMessage = types.ServerNotification | Exception
 MessageHandler = Callable[[IncomingMessage], Awaitable[None]]
 
 T = TypeVar("T")
@@ -208,24 +206,18 @@ async def forward_call(
     With ``progress``, the request carries a progress token of the session's own and each
     ``notifications/progress`` the upstream sends for it is handed to ``progress``. When the
     caller is cancelled (the agent cancelled its request, or the call timed out), the upstream
-    is sent ``notifications/cancelled`` for the request: the SDK 1.x client itself only stops
-    waiting."""
-    params = types.CallToolRequestParams(
-        name=tool,
-        arguments=arguments,
-        _meta=types.RequestParams.Meta(**meta) if meta else None,  # pyright: ignore[reportCallIssue]
-    )
-    request = types.ClientRequest(types.CallToolRequest(params=params))
-    # The id send_request is about to take: it reads the counter before its first await, and
-    # nothing runs between this line and that one.
-    request_id = session._request_id  # pyright: ignore[reportPrivateUsage]
+    is sent ``notifications/cancelled`` for the request (the SDK's dispatcher does that when the
+    waiting scope is cancelled)."""
+    raw: dict[str, Any] = {"name": tool, "arguments": arguments}
+    if meta:
+        raw["_meta"] = meta
+    params = types.CallToolRequestParams.model_validate(raw)
     try:
-        return await session.send_request(request, types.CallToolResult, progress_callback=progress)
+        return await session.send_request(
+            types.CallToolRequest(params=params), types.CallToolResult, progress_callback=progress
+        )
     except ValidationError as exc:
         raise protocol_error(server, exc, "tools/call") from None
-    except anyio.get_cancelled_exc_class():
-        await _cancel_upstream(session, request_id)
-        raise
 
 
 def call_ask(
@@ -244,21 +236,6 @@ def call_ask(
     return Ask(f"tools/call {tool!r}", tool, send)
 
 
-async def _cancel_upstream(session: ClientSession, request_id: int) -> None:
-    """Tell the upstream to stop working on ``request_id`` (best effort, never blocking long:
-    a session that cannot take the notice within a second is gone or stuck anyway)."""
-    notice = types.CancelledNotification(
-        params=types.CancelledNotificationParams(
-            requestId=request_id, reason="cancelled by the proxy's client, or timed out"
-        )
-    )
-    with anyio.CancelScope(shield=True), anyio.move_on_after(1.0):
-        try:
-            await session.send_notification(types.ClientNotification(notice))
-        except (*CLOSED_ERRORS, OSError):
-            pass
-
-
 def result_size(result: types.CallToolResult) -> int:
     """A cheap upper estimate of the bytes a result carries (text, data, structured, _meta)."""
     size = 0
@@ -272,8 +249,8 @@ def result_size(result: types.CallToolResult) -> int:
             size += len(res.text) if isinstance(res, types.TextResourceContents) else len(res.blob)
         else:
             size += 256
-    if result.structuredContent is not None:
-        size += len(str(result.structuredContent))
+    if result.structured_content is not None:
+        size += len(str(result.structured_content))
     if result.meta:
         size += len(str(result.meta))
     return size

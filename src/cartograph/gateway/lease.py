@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 import anyio
-from mcp import McpError
+from mcp import MCPError
 
 from cartograph.errors import UpstreamTimeout
 from cartograph.gateway.base import CLOSED_ERRORS, Connection, SessionHealth
@@ -176,7 +176,7 @@ async def answers_ping(lease: Lease, timeout: float) -> bool:
     try:
         with anyio.fail_after(timeout):
             await conn.session.send_ping()
-    except (TimeoutError, McpError, *CLOSED_ERRORS):
+    except (TimeoutError, MCPError, *CLOSED_ERRORS):
         return False
     return True
 

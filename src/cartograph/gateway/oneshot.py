@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from typing import Any, Generic
 
 import anyio
-from mcp import McpError, types
-from mcp.shared.session import ProgressFnT
+from mcp import MCPError, types
+from mcp.shared.dispatcher import ProgressFnT
 
 from cartograph.errors import CartographError, UpstreamError
 from cartograph.gateway.base import (
@@ -105,7 +105,7 @@ class OneShotGateway:
                     scope.deadline = anyio.current_time() + limits.call_timeout
                     try:
                         result = _Box(await ask.send(conn.session))
-                    except McpError as exc:
+                    except MCPError as exc:
                         raise mcp_error(server, exc, conn.stderr_tail()) from None
                     phase = "close"
                     scope.deadline = math.inf

@@ -17,8 +17,8 @@ from typing import Any
 
 import anyio
 from anyio.abc import TaskGroup
-from mcp import McpError, types
-from mcp.shared.session import ProgressFnT
+from mcp import MCPError, types
+from mcp.shared.dispatcher import ProgressFnT
 
 from cartograph.errors import CartographError, UpstreamError, UpstreamTimeout
 from cartograph.gateway.base import (
@@ -166,7 +166,7 @@ class PooledGateway:
                 raise UpstreamError(
                     slot.server, "the connection closed twice in a row; retry later"
                 ) from None
-            except McpError as exc:
+            except MCPError as exc:
                 if exc.error.code == types.CONNECTION_CLOSED:
                     self._crashed(slot, lease, "exited during a call")
                 raise mcp_error(slot.server, exc, lease_tail(lease)) from None
@@ -255,11 +255,10 @@ class PooledGateway:
         server = slot.server
 
         async def on_message(message: IncomingMessage) -> None:
-            if isinstance(message, types.ServerNotification):
-                if isinstance(message.root, LIST_CHANGED):
-                    lease.request_recheck()
-                elif isinstance(message.root, types.ResourceUpdatedNotification) and self.events:
-                    await self.events.updated(server, slot.client, str(message.root.params.uri))
+            if isinstance(message, LIST_CHANGED):
+                lease.request_recheck()
+            elif isinstance(message, types.ResourceUpdatedNotification) and self.events:
+                await self.events.updated(server, slot.client, str(message.params.uri))
             elif isinstance(message, Exception):
                 lease.unreadable(server, message)
 
@@ -335,7 +334,7 @@ class PooledGateway:
                 seen = lease.changes
                 try:
                     await check_live(self._guard, slot.server, conn, self.limits.list_timeout)
-                except (TimeoutError, CartographError, McpError, *CLOSED_ERRORS) as exc:
+                except (TimeoutError, CartographError, MCPError, *CLOSED_ERRORS) as exc:
                     self._crashed(slot, lease, f"listing failed after list_changed: {exc!r}")
                     break
                 if lease.changes == seen:  # else another list_changed came: list again

@@ -17,7 +17,7 @@ from typing import Any
 
 import anyio
 from mcp import types
-from mcp.shared.session import ProgressFnT
+from mcp.shared.dispatcher import ProgressFnT
 
 from cartograph import heap
 from cartograph.access.guard import Caller
@@ -265,7 +265,7 @@ class Proxy:
                 meta=call_meta((*chain, self.instance)),
                 progress=progress,
             )
-            if result.isError:
+            if result.is_error:
                 outcome = "tool-error"
             return result
         except Exception as exc:

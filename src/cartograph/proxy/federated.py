@@ -105,7 +105,7 @@ class Federation:
                 uri=wrap_uri(server, str(r.uri)),  # pyright: ignore[reportArgumentType]
                 name=prompt_name(server, r.name),
                 description=r.summary,
-                mimeType=r.mime_type,
+                mime_type=r.mime_type,
             )
             for server, card in self._cards()
             for r in card.resources
@@ -115,10 +115,10 @@ class Federation:
     def templates(self, caller: Caller | None = None) -> list[types.ResourceTemplate]:
         return [
             types.ResourceTemplate(
-                uriTemplate=wrap_template(server, str(t.uri_template)),
+                uri_template=wrap_template(server, str(t.uri_template)),
                 name=prompt_name(server, t.name),
                 description=t.summary,
-                mimeType=t.mime_type,
+                mime_type=t.mime_type,
             )
             for server, card in self._cards()
             for t in card.resource_templates
@@ -264,7 +264,7 @@ class Federation:
 
         async def send(session: ClientSession) -> Any:
             try:
-                return await session.send_request(types.ClientRequest(request), result_type)
+                return await session.send_request(request, result_type)
             except ValidationError as exc:
                 raise protocol_error(server, exc, doing) from None
 

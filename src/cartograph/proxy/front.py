@@ -19,12 +19,13 @@ from collections.abc import Awaitable, Callable
 from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
-from mcp import McpError, types
+from mcp import MCPError, types
 from mcp.server.lowlevel import NotificationOptions, Server
 from mcp.server.models import InitializationOptions
 
 from cartograph.access.guard import Access, Caller
 from cartograph.errors import AccessDenied, CartographError, ToolNotFound, UpstreamError
+from cartograph.proxy.clients import Clients, Ctx, connection_of
 from cartograph.proxy.core import Proxy
 
 logger = logging.getLogger(__name__)
@@ -34,70 +35,76 @@ RESOURCE_NOT_FOUND = -32002
 
 MASKED = "internal error in the proxy (details are in its log); it keeps serving: retry"
 
-Handler = Callable[[Any], Awaitable[types.ServerResult]]
+Handler = Callable[[Ctx, Any], Awaitable[Any]]
 
 
 def register_federation(
-    server: Server[Any, Any],
+    server: Server[Any],
     proxy: Proxy,
     access: Access | None,
-    current_caller: Callable[[], Caller | None],
-    client_key: Callable[[], str],
+    current_caller: Callable[[Ctx], Caller | None],
+    clients: Clients,
 ) -> None:
     """Answer the prompts and resources requests on ``server`` for ``proxy``."""
     fed, subs = proxy.federation, proxy.subscriptions
 
-    async def list_prompts(_: types.ListPromptsRequest) -> types.ServerResult:
-        return types.ServerResult(types.ListPromptsResult(prompts=fed.prompts(current_caller())))
+    async def list_prompts(ctx: Ctx, _: Any) -> types.ListPromptsResult:
+        return types.ListPromptsResult(prompts=fed.prompts(current_caller(ctx)))
 
-    async def list_resources(_: types.ListResourcesRequest) -> types.ServerResult:
-        found = fed.resources(current_caller())
-        return types.ServerResult(types.ListResourcesResult(resources=found))
+    async def list_resources(ctx: Ctx, _: Any) -> types.ListResourcesResult:
+        return types.ListResourcesResult(resources=fed.resources(current_caller(ctx)))
 
-    async def list_templates(_: types.ListResourceTemplatesRequest) -> types.ServerResult:
-        found = fed.templates(current_caller())
-        return types.ServerResult(types.ListResourceTemplatesResult(resourceTemplates=found))
+    async def list_templates(ctx: Ctx, _: Any) -> types.ListResourceTemplatesResult:
+        found = fed.templates(current_caller(ctx))
+        return types.ListResourceTemplatesResult(resource_templates=found)
 
-    async def get_prompt(req: types.GetPromptRequest) -> types.ServerResult:
-        who = current_caller()
-        name, arguments = req.params.name, req.params.arguments
+    async def get_prompt(ctx: Ctx, params: types.GetPromptRequestParams) -> types.GetPromptResult:
+        who = current_caller(ctx)
         with _limited(access, who):
-            result = await fed.get_prompt(name, arguments, caller=who, client=client_key())
-        return types.ServerResult(result)
+            return await fed.get_prompt(
+                params.name, params.arguments, caller=who, client=clients.key(ctx, who)
+            )
 
-    async def read_resource(req: types.ReadResourceRequest) -> types.ServerResult:
-        who = current_caller()
+    async def read_resource(
+        ctx: Ctx, params: types.ReadResourceRequestParams
+    ) -> types.ReadResourceResult:
+        who = current_caller(ctx)
         with _limited(access, who):
-            result = await fed.read_resource(str(req.params.uri), caller=who, client=client_key())
-        return types.ServerResult(result)
+            return await fed.read_resource(
+                str(params.uri), caller=who, client=clients.key(ctx, who)
+            )
 
-    async def subscribe(req: types.SubscribeRequest) -> types.ServerResult:
-        who, session = current_caller(), server.request_context.session
+    async def subscribe(ctx: Ctx, params: types.SubscribeRequestParams) -> types.EmptyResult:
+        who = current_caller(ctx)
         with _limited(access, who):
-            await subs.subscribe(str(req.params.uri), session, client=client_key(), caller=who)
-        return types.ServerResult(types.EmptyResult())
+            await subs.subscribe(
+                str(params.uri), connection_of(ctx), client=clients.key(ctx, who), caller=who
+            )
+        return types.EmptyResult()
 
-    async def unsubscribe(req: types.UnsubscribeRequest) -> types.ServerResult:
-        who = current_caller()
-        await subs.unsubscribe(str(req.params.uri), client=client_key(), caller=who)
-        return types.ServerResult(types.EmptyResult())
+    async def unsubscribe(ctx: Ctx, params: types.UnsubscribeRequestParams) -> types.EmptyResult:
+        who = current_caller(ctx)
+        await subs.unsubscribe(str(params.uri), client=clients.key(ctx, who), caller=who)
+        return types.EmptyResult()
 
-    handlers: dict[type, tuple[Handler, bool]] = {
-        types.ListPromptsRequest: (list_prompts, False),
-        types.GetPromptRequest: (get_prompt, False),
-        types.ListResourcesRequest: (list_resources, True),
-        types.ListResourceTemplatesRequest: (list_templates, True),
-        types.ReadResourceRequest: (read_resource, True),
-        types.SubscribeRequest: (subscribe, True),
-        types.UnsubscribeRequest: (unsubscribe, True),
+    handlers: dict[str, tuple[type[Any], Handler, bool]] = {
+        "prompts/list": (types.PaginatedRequestParams, list_prompts, False),
+        "prompts/get": (types.GetPromptRequestParams, get_prompt, False),
+        "resources/list": (types.PaginatedRequestParams, list_resources, True),
+        "resources/templates/list": (types.PaginatedRequestParams, list_templates, True),
+        "resources/read": (types.ReadResourceRequestParams, read_resource, True),
+        "resources/subscribe": (types.SubscribeRequestParams, subscribe, True),
+        "resources/unsubscribe": (types.UnsubscribeRequestParams, unsubscribe, True),
     }
-    for request_type, (handler, resource) in handlers.items():
-        server.request_handlers[request_type] = _answering(proxy, handler, resource)
+    for method, (params_type, handler, resource) in handlers.items():
+        server.add_request_handler(method, params_type, _answering(proxy, handler, resource))
 
 
-class FrontServer(Server[Any, Any]):
-    """The low-level server, advertising ``resources.subscribe`` when ``subscribe`` is set
-    (the SDK's own capabilities never do)."""
+class FrontServer(Server[Any]):
+    """The low-level server, serving both protocol eras (the SDK's dual-era loop). On the
+    2025 era it advertises ``listChanged`` for tools, prompts and resources (the proxy tells
+    listed sessions when its card set changes: :mod:`cartograph.proxy.brief`), and
+    ``resources.subscribe`` only when ``subscribe`` is set (pooled mode)."""
 
     subscribe: bool = False
 
@@ -105,23 +112,32 @@ class FrontServer(Server[Any, Any]):
         self,
         notification_options: NotificationOptions | None = None,
         experimental_capabilities: dict[str, dict[str, Any]] | None = None,
+        extensions: dict[str, dict[str, Any]] | None = None,
     ) -> InitializationOptions:
-        """Advertise ``listChanged`` for tools, prompts and resources: the proxy tells listed
-        sessions when its card set changes (:mod:`cartograph.proxy.brief`)."""
         if notification_options is None:
             notification_options = NotificationOptions(
                 prompts_changed=True, resources_changed=True, tools_changed=True
             )
         return super().create_initialization_options(
-            notification_options, experimental_capabilities
+            notification_options, experimental_capabilities, extensions
         )
 
     def get_capabilities(
-        self, notification_options: NotificationOptions, experimental_capabilities: dict[str, Any]
+        self,
+        notification_options: NotificationOptions | None = None,
+        experimental_capabilities: dict[str, dict[str, Any]] | None = None,
+        extensions: dict[str, dict[str, Any]] | None = None,
+        *,
+        protocol_version: str | None = None,
     ) -> types.ServerCapabilities:
-        caps = super().get_capabilities(notification_options, experimental_capabilities)
-        if caps.resources is not None and self.subscribe:
-            caps.resources.subscribe = True
+        caps = super().get_capabilities(
+            notification_options,
+            experimental_capabilities,
+            extensions,
+            protocol_version=protocol_version,
+        )
+        if caps.resources is not None and not self.subscribe:
+            caps.resources.subscribe = False
         return caps
 
 
@@ -134,9 +150,9 @@ def _limited(access: Access | None, who: Caller | None) -> AbstractContextManage
 def _answering(proxy: Proxy, handler: Handler, resource: bool) -> Handler:
     """``handler`` with domain errors as JSON-RPC errors and the unexpected masked."""
 
-    async def answer(req: Any) -> types.ServerResult:
+    async def answer(ctx: Ctx, params: Any) -> Any:
         try:
-            return await handler(req)
+            return await handler(ctx, params)
         except CartographError as exc:
             if isinstance(exc, AccessDenied | ToolNotFound):
                 code = RESOURCE_NOT_FOUND if resource else types.INVALID_PARAMS
@@ -144,11 +160,11 @@ def _answering(proxy: Proxy, handler: Handler, resource: bool) -> Handler:
                 code = types.INTERNAL_ERROR
             else:
                 code = types.INVALID_PARAMS
-            raise McpError(types.ErrorData(code=code, message=str(exc))) from None
-        except McpError:
+            raise MCPError(code, str(exc)) from None
+        except MCPError:
             raise
         except Exception:  # boundary: log and mask the unexpected
-            logger.exception("unexpected error in %s", type(req).__name__)
-            raise McpError(types.ErrorData(code=types.INTERNAL_ERROR, message=MASKED)) from None
+            logger.exception("unexpected error in %s", ctx.method)
+            raise MCPError(types.INTERNAL_ERROR, MASKED) from None
 
     return answer

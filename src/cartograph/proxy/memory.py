@@ -10,7 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from mcp import ClientSession
-from mcp.shared.memory import create_connected_server_and_client_session
+from mcp.client._memory import InMemoryTransport
+from mcp.server import Server
 
 from cartograph.errors import GatewayError
 from cartograph.evaluate.tokenizers import Tokenizer
@@ -28,11 +29,19 @@ async def in_memory_client(ws: Workspace) -> AsyncIterator[ClientSession]:
         raise GatewayError(f"token accounting does not call upstreams (asked for {server})")
 
     proxy = Proxy(ws, no_upstreams)
-    async with (
-        proxy.running(),
-        create_connected_server_and_client_session(build_server(proxy)) as client,
-    ):
+    async with proxy.running(), session_on(build_server(proxy)) as client:
         yield client
+
+
+@asynccontextmanager
+async def session_on(server: Server[Any]) -> AsyncIterator[ClientSession]:
+    """An initialized 2025-era SDK client session on ``server``, in memory."""
+    async with (
+        InMemoryTransport(server) as (read, write),
+        ClientSession(read, write) as session,
+    ):
+        await session.initialize()
+        yield session
 
 
 async def measure_tokens(

@@ -22,7 +22,7 @@ from typing import Any, TypeVar
 import anyio
 from mcp import types
 from mcp.server.session import ServerSession
-from mcp.shared.session import ProgressFnT
+from mcp.shared.dispatcher import ProgressFnT
 
 logger = logging.getLogger(__name__)
 

@@ -14,23 +14,21 @@ reaches the upstream (:func:`cartograph.gateway.base.forward_call`).
 
 from __future__ import annotations
 
-import itertools
 import json
 import logging
 import signal
 import socket
 import sys
-from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager, contextmanager
+from collections.abc import Iterator
+from contextlib import contextmanager
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
 import anyio
 import anyio.abc
-import jsonschema
 import uvicorn
 from mcp import types
-from mcp.server.lowlevel import Server
+from mcp.server.caching import CacheableMethod, CacheHint
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
 
@@ -38,11 +36,13 @@ from cartograph.access.guard import Access, Caller
 from cartograph.access.http import AuthMiddleware, caller_of
 from cartograph.errors import AuthError, CartographError, RateLimited
 from cartograph.proxy.brief import ListWatch, discover_description, proxy_brief
+from cartograph.proxy.clients import Clients, Ctx, connection_of, is_modern
 from cartograph.proxy.core import Proxy
 from cartograph.proxy.front import FrontServer, register_federation
 from cartograph.proxy.http_limit import BodyLimit
 from cartograph.proxy.progress import with_progress
 from cartograph.proxy.stdio import bounded_stdio_server
+from cartograph.proxy.tools import TOOLS, check_input, lenient
 from cartograph.upstream.chain import meta_chain
 
 logger = logging.getLogger(__name__)
@@ -51,49 +51,6 @@ INSTRUCTIONS = (
     "Many tools sit behind this server. Use discover with your task to get the right tools and "
     "their input schemas, then call one with server, tool and arguments."
 )
-
-TOOLS = [
-    types.Tool(
-        name="discover",
-        description="Find tools for a task. Returns the top k tools with input schemas and "
-        "example arguments, ready for call.",
-        inputSchema={
-            "type": "object",
-            "properties": {
-                "task": {"type": "string", "description": "What you want done, in plain words"},
-                "k": {"type": "integer", "minimum": 1, "maximum": 20, "default": 5},
-                "keywords": {
-                    "type": "array",
-                    "items": {"type": "string", "maxLength": 64},
-                    "maxItems": 10,
-                    "description": "Optional product names or identifiers that must weigh in "
-                    "(e.g. stripe, JIRA-123)",
-                },
-            },
-            "required": ["task"],
-        },
-    ),
-    types.Tool(
-        name="call",
-        description="Run a tool found by discover.",
-        inputSchema={
-            "type": "object",
-            "properties": {
-                "server": {"type": "string"},
-                "tool": {"type": "string"},
-                "arguments": {"type": "object"},
-            },
-            "required": ["server", "tool"],
-        },
-    ),
-    types.Tool(
-        name="status",
-        description="Proxy health: servers, tools, card keys, index, sessions, quarantined tools.",
-        inputSchema={"type": "object", "properties": {}},
-    ),
-]
-
-_CLIENT_NUMBERS = itertools.count(1)  # unique per process, whatever server object serves
 
 MASKED = (
     "internal error in the proxy (details are in its log); it keeps serving: retry, or use "
@@ -108,70 +65,59 @@ def _version() -> str:
         return "0"
 
 
+CACHE_HINTS: dict[CacheableMethod, CacheHint] = {
+    method: CacheHint(ttl_ms=30_000, scope="private")
+    for method in ("tools/list", "prompts/list", "resources/list", "resources/templates/list")
+}
+"""On the 2026-07-28 era, how long a client may reuse a list: that era has no list_changed
+without a subscriptions stream, so 30 s bounds how stale its view of the catalog gets.
+Private: what is listed depends on the caller's policy."""
+
+
 def build_server(
     proxy: Proxy, access: Access | None = None, caller: Caller | None = None
-) -> Server[Any, Any]:
-    """The low-level MCP server exposing discover, call and status for ``proxy``.
+) -> FrontServer:
+    """The low-level MCP server exposing discover, call and status for ``proxy``, to clients
+    of both protocol eras.
 
     With ``access``, every tool call runs as a :class:`Caller` (the one the HTTP middleware
     attached to the request, else ``caller``) under its policy and limits; without it, as
     before: no policy, no limits.
     """
+    clients = Clients(proxy)
+    watch = ListWatch()
+    proxy.list_watches.append(watch)
 
-    @asynccontextmanager
-    async def client_lifespan(_: Server[Any, Any]) -> AsyncIterator[dict[str, Any]]:
-        """One per connected MCP client: names it, and on disconnect closes the upstream
-        sessions that were its own (``--per-client`` servers)."""
-        key = f"client-{next(_CLIENT_NUMBERS)}"
-        try:
-            yield {"client": key}
-        finally:
-            with anyio.CancelScope(shield=True), anyio.move_on_after(15):
-                await proxy.release_client(key)
-
-    server = FrontServer(
-        "cartograph", version=_version(), instructions=INSTRUCTIONS, lifespan=client_lifespan
-    )
-    server.subscribe = proxy.settings.mode == "pooled"
-
-    def client_key() -> str:
-        return str(server.request_context.lifespan_context["client"])
-
-    def current_caller() -> Caller | None:
+    def current_caller(ctx: Ctx) -> Caller | None:
         if access is None:
             return None
-        found = caller_of(server.request_context.request) or caller
+        found = caller_of(ctx.request) or caller
         if found is None:
             raise AuthError("no authenticated client for this request")
         return found
 
-    watch = ListWatch()
-    proxy.list_watches.append(watch)
-
-    @server.list_tools()
-    async def list_tools() -> list[types.Tool]:
-        watch.remember(server.request_context.session)
-        brief = await anyio.to_thread.run_sync(proxy_brief, proxy, current_caller())
+    async def list_tools(ctx: Ctx, _: types.PaginatedRequestParams | None) -> types.ListToolsResult:
+        if not is_modern(ctx):  # the 2026-07-28 era has no connection to tell
+            watch.remember(connection_of(ctx))
+        brief = await anyio.to_thread.run_sync(proxy_brief, proxy, current_caller(ctx))
         described = TOOLS[0].model_copy(update={"description": discover_description(brief)})
-        return [described, *TOOLS[1:]]
+        return types.ListToolsResult(tools=[described, *TOOLS[1:]])
 
-    # The SDK's own input validation re-checks the meta-schema on every call (~7 ms); ours
-    # compiles each of the three schemas once.
-    @server.call_tool(validate_input=False)
-    async def call_tool(name: str, arguments: dict[str, Any]) -> types.CallToolResult:
-        arguments = _lenient(name, arguments)
-        problems = _check_input(name, arguments)
+    async def call_tool(ctx: Ctx, params: types.CallToolRequestParams) -> types.CallToolResult:
+        name = params.name
+        arguments = lenient(name, params.arguments or {})
+        problems = check_input(name, arguments)
         if problems:
             return _error(f"{name}: invalid input: {'; '.join(problems)}")
         who: Caller | None = None
         try:
-            who = current_caller()
+            who = current_caller(ctx)
             if who is None or access is None:
-                return await _dispatch(name, arguments, None)
+                return await _dispatch(ctx, name, arguments, None)
             with access.limiter.slot(
                 who.name, who.policy.calls_per_minute, who.policy.max_concurrent
             ):
-                return await _dispatch(name, arguments, who)
+                return await _dispatch(ctx, name, arguments, who)
         except RateLimited as exc:
             proxy.audit.write("rate-limited", client=who.name if who else None, tool=name)
             return _error(str(exc))
@@ -182,63 +128,47 @@ def build_server(
             return _error(MASKED)
 
     async def _dispatch(
-        name: str, arguments: dict[str, Any], who: Caller | None
+        ctx: Ctx, name: str, arguments: dict[str, Any], who: Caller | None
     ) -> types.CallToolResult:
+        client = clients.key(ctx, who)
         if name == "discover":
             task, k = str(arguments["task"]), int(arguments.get("k", 5))
             answer = await proxy.discover(
-                task, k, caller=who, client=client_key(), keywords=arguments.get("keywords")
+                task, k, caller=who, client=client, keywords=arguments.get("keywords")
             )
             return _json(answer.to_json())
         if name == "status":
             return _json(proxy.status(who).to_json())
         if name == "call":
-            ctx = server.request_context
-            token = ctx.meta.progressToken if ctx.meta is not None else None
+            meta = ctx.meta or {}
+            token = meta.get("progressToken")
             return await with_progress(
                 ctx.session,
                 token,
-                ctx.request_id,
+                ctx.request_id or "",
                 lambda progress: proxy.call(
                     str(arguments["server"]),
                     str(arguments["tool"]),
                     arguments.get("arguments") or {},
-                    client=client_key(),
+                    client=client,
                     caller=who,
-                    chain=meta_chain(ctx.meta),
+                    chain=meta_chain(dict(meta)),
                     progress=progress,
                 ),
             )
         return _error(f"unknown tool {name!r}; this server has discover, call and status")
 
-    register_federation(server, proxy, access, current_caller, client_key)
+    server = FrontServer(
+        "cartograph",
+        version=_version(),
+        instructions=INSTRUCTIONS,
+        cache_hints=CACHE_HINTS,
+        on_list_tools=list_tools,
+        on_call_tool=call_tool,
+    )
+    server.subscribe = proxy.settings.mode == "pooled"
+    register_federation(server, proxy, access, current_caller, clients)
     return server
-
-
-_VALIDATORS = {tool.name: jsonschema.Draft202012Validator(tool.inputSchema) for tool in TOOLS}
-
-
-def _lenient(name: str, arguments: dict[str, Any]) -> dict[str, Any]:
-    """Agents often send call's ``arguments`` as a JSON string; accept it when it is an object."""
-    inner = arguments.get("arguments")
-    if name == "call" and isinstance(inner, str):
-        try:
-            parsed = json.loads(inner or "{}")
-        except ValueError:
-            return arguments
-        if isinstance(parsed, dict):
-            return {**arguments, "arguments": parsed}
-    return arguments
-
-
-def _check_input(name: str, arguments: dict[str, Any]) -> list[str]:
-    validator = _VALIDATORS.get(name)
-    if validator is None:
-        return []
-    return [
-        f"{'.'.join(map(str, e.absolute_path)) or 'input'}: {e.message}"
-        for e in validator.iter_errors(arguments)
-    ]
 
 
 def _json(data: Any) -> types.CallToolResult:
@@ -247,7 +177,7 @@ def _json(data: Any) -> types.CallToolResult:
 
 
 def _error(text: str) -> types.CallToolResult:
-    return types.CallToolResult(content=[types.TextContent(type="text", text=text)], isError=True)
+    return types.CallToolResult(content=[types.TextContent(type="text", text=text)], is_error=True)
 
 
 async def serve_stdio(proxy: Proxy, caller: Caller | None = None) -> None:

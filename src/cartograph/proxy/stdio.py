@@ -193,6 +193,6 @@ class _Lines:
 
 def _parse(line: bytes) -> SessionMessage | Exception:
     try:
-        return SessionMessage(types.JSONRPCMessage.model_validate_json(line))
+        return SessionMessage(types.jsonrpc_message_adapter.validate_json(line))
     except Exception as exc:  # boundary: a bad line is reported to the session, never fatal
         return exc

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 import anyio
-from mcp import ClientSession, McpError, types
+from mcp import ClientSession, MCPError, types
 
 from cartograph.access.guard import Caller
 from cartograph.errors import CartographError, GatewayError
@@ -95,7 +95,7 @@ class Subscriptions:
         method = "resources/subscribe" if subscribe else "resources/unsubscribe"
 
         async def send(session: ClientSession) -> None:
-            caps = session.get_server_capabilities()
+            caps = session.server_capabilities
             if caps is None or caps.resources is None or not caps.resources.subscribe:
                 raise GatewayError(
                     f"server {server!r} does not support resources/subscribe (its capabilities "
@@ -117,7 +117,7 @@ class Subscriptions:
             try:
                 with anyio.fail_after(NOTIFY_TIMEOUT):
                     await _request(session, upstream, True)
-            except (McpError, TimeoutError) as exc:
+            except (MCPError, TimeoutError) as exc:
                 logger.warning("%s: could not subscribe again to %s: %s", server, upstream, exc)
 
     async def updated(self, server: str, client: str | None, uri: str) -> None:
@@ -138,4 +138,4 @@ async def _request(session: ClientSession, upstream: str, subscribe: bool) -> No
         request: Any = types.SubscribeRequest(params=types.SubscribeRequestParams(uri=upstream))  # pyright: ignore[reportArgumentType]
     else:
         request = types.UnsubscribeRequest(params=types.UnsubscribeRequestParams(uri=upstream))  # pyright: ignore[reportArgumentType]
-    await session.send_request(types.ClientRequest(request), types.EmptyResult)
+    await session.send_request(request, types.EmptyResult)

@@ -102,6 +102,6 @@ async def _call(
             "call", {"server": server, "tool": tool, "arguments": arguments}
         )
     text = "".join(b.text for b in result.content if isinstance(b, types.TextContent))
-    if result.isError:
+    if result.is_error:
         raise ToolCallError(f"{server}.{tool}: {text}")
-    return ToolResult(text, result.structuredContent, list(result.content))
+    return ToolResult(text, result.structured_content, list(result.content))

@@ -186,12 +186,12 @@ class _LineSplitter:
             id=request_id,
             error=types.ErrorData(code=types.INTERNAL_ERROR, message=text),
         )
-        return SessionMessage(types.JSONRPCMessage(error))
+        return SessionMessage(error)
 
 
 def _parse(line: bytes) -> SessionMessage | Exception:
     try:
-        return SessionMessage(types.JSONRPCMessage.model_validate_json(line))
+        return SessionMessage(types.jsonrpc_message_adapter.validate_json(line))
     except Exception as exc:  # boundary: a bad line is reported, never fatal
         return _malformed_reply(line, exc) or exc
 
@@ -218,4 +218,4 @@ def _malformed_reply(line: bytes, exc: Exception) -> SessionMessage | None:
             message=f"the upstream sent a malformed JSON-RPC reply ({why[:200]})",
         ),
     )
-    return SessionMessage(types.JSONRPCMessage(error))
+    return SessionMessage(error)

@@ -11,18 +11,15 @@ from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
 from typing import TextIO
 
-import httpx
-from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+import httpx2
+from mcp.client._transport import TransportStreams
 from mcp.client.sse import sse_client
 from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
-from mcp.shared.message import SessionMessage
 
 from cartograph.transport.stdio_bounded import bounded_stdio_client
 
-ReadStream = MemoryObjectReceiveStream[SessionMessage | Exception]
-WriteStream = MemoryObjectSendStream[SessionMessage]
-TransportStreams = tuple[ReadStream, WriteStream]
+__all__ = ["TransportStreams", "http_transport", "sse_transport", "stdio_transport"]
 
 
 @asynccontextmanager
@@ -45,8 +42,8 @@ async def http_transport(
 ) -> AsyncIterator[TransportStreams]:
     """Streamable HTTP; ``timeout`` bounds connect and write, reads may wait for held streams."""
     # The SDK's defaults, with our connect timeout: a long read timeout for held-open streams.
-    client = httpx.AsyncClient(headers=dict(headers), timeout=httpx.Timeout(timeout, read=300.0))
-    async with client, streamable_http_client(url, http_client=client) as (read, write, _):
+    client = httpx2.AsyncClient(headers=dict(headers), timeout=httpx2.Timeout(timeout, read=300.0))
+    async with client, streamable_http_client(url, http_client=client) as (read, write):
         yield read, write
 
 

@@ -1,13 +1,14 @@
 """Sessions with one upstream MCP server, its tools as sent, and snapshots of many at once.
 
 Owns :func:`open_session` (start or connect the upstream through its config's transport,
-```initialize`` it with the official SDK's ``ClientSession``, capture a stdio child's stderr, and
-turn every failure into :class:`~cartograph.errors.UpstreamError` through
-:mod:`cartograph.upstream.failures`), :func:`list_tools_raw` (``tools/list`` with pagination,
-tools returned as the dicts the server sent, so schemas the SDK's models would reject still
-come through; prompts and resources are listed by :mod:`cartograph.upstream.listings`), and
-:func:`snapshot_servers` (all upstreams concurrently, each with its own time budget, failures
-reported next to the snapshot instead of aborting it).
+negotiate the newest protocol revision it speaks (:func:`negotiate`) with the official SDK's
+``ClientSession``, capture a stdio child's stderr, and turn every failure into
+:class:`~cartograph.errors.UpstreamError` through :mod:`cartograph.upstream.failures`),
+:func:`list_tools_raw` (``tools/list`` with pagination, tools returned as the dicts the server
+sent, so schemas the SDK's models would reject still come through; prompts and resources are
+listed by :mod:`cartograph.upstream.listings`), and :func:`snapshot_servers` (all upstreams
+concurrently, each with its own time budget, failures reported next to the snapshot instead of
+aborting it).
 
 Child processes are started by the SDK's ``stdio_client`` in their own process group; leaving
 the session closes stdin, waits, then terminates the group, so every child is reaped.
@@ -28,8 +29,9 @@ import anyio
 import mcp.types as types
 from anyio.abc import ObjectReceiveStream
 from anyio.streams.memory import MemoryObjectReceiveStream
-from mcp import ClientSession
-from mcp.shared.session import RequestResponder
+from mcp import ClientSession, MCPError
+from mcp_types.version import LATEST_MODERN_VERSION
+from pydantic import ValidationError
 
 from cartograph.config import StdioUpstream, UpstreamConfig
 from cartograph.errors import UpstreamError
@@ -50,6 +52,11 @@ MAX_TOOL_PAGES = 1000
 # never sends its endpoint event). For stdio it lies past the initialize timeout, so a hung
 # child is still shut down cleanly (stdin closed, waited for, then its group terminated).
 STDIO_CLEANUP_GRACE = 5.0
+DISCOVER_WAIT = 5.0
+"""Seconds an upstream has to answer ``server/discover`` before it is taken for 2025-era
+(some of those never answer a request sent before ``initialize``)."""
+_LEGACY: set[str] = set()
+"""Upstreams (by name) that did not answer ``server/discover``: initialized straight away."""
 
 
 def _client_info() -> types.Implementation:
@@ -119,9 +126,7 @@ async def open_session(
     ready = False
 
     async def on_message(
-        message: RequestResponder[types.ServerRequest, types.ClientResult]
-        | types.ServerNotification
-        | Exception,
+        message: types.ServerNotification | Exception,
     ) -> None:
         if isinstance(message, Exception):
             if len(noise) < 5:
@@ -146,7 +151,7 @@ async def open_session(
                 )
                 doing = "initialize"
                 with anyio.fail_after(timeout):
-                    init = await session.initialize()
+                    init = await negotiate(session, cfg.name)
                 scope.deadline = math.inf
                 ready = True
                 yield UpstreamSession(cfg, session, init, stderr, noise, closed)
@@ -171,11 +176,34 @@ async def open_session(
             stderr.close()
 
 
+async def negotiate(session: ClientSession, name: str) -> types.InitializeResult:
+    """Speak the newest revision the upstream does: ``server/discover`` first (2026-07-28, no
+    handshake, no session), and ``initialize`` when the upstream does not answer it within
+    :data:`DISCOVER_WAIT` seconds or refuses it. An upstream found to be 2025-era is asked
+    with ``initialize`` at once next time. A modern upstream's discover result is returned as
+    the :class:`~mcp.types.InitializeResult` it stands for."""
+    if name not in _LEGACY:
+        with anyio.move_on_after(DISCOVER_WAIT):
+            try:
+                found = await session.discover()
+            except (MCPError, RuntimeError, ValidationError) as exc:
+                logger.debug("upstream %r: no server/discover (%s); initializing", name, exc)
+            else:
+                return types.InitializeResult(
+                    protocol_version=session.protocol_version or LATEST_MODERN_VERSION,
+                    capabilities=found.capabilities,
+                    server_info=session.server_info or types.Implementation(name=name, version=""),
+                    instructions=found.instructions,
+                )
+        _LEGACY.add(name)
+    return await session.initialize()
+
+
 class _Watched(ObjectReceiveStream[Any]):
     """The transport's read stream, setting ``closed`` when it ends (the SDK answers the
     requests pending then with CONNECTION_CLOSED, but none sent later)."""
 
-    def __init__(self, inner: ObjectReceiveStream[Any], closed: anyio.Event) -> None:
+    def __init__(self, inner: Any, closed: anyio.Event) -> None:
         self.inner = inner
         self.closed = closed
 
@@ -221,9 +249,9 @@ async def snapshot_server(cfg: UpstreamConfig, *, timeout: float = 30.0) -> Serv
         return ServerSnapshot(
             name=cfg.name,
             tools=tools,
-            server_info=init.serverInfo.model_dump(mode="json", by_alias=True, exclude_unset=True),
+            server_info=init.server_info.model_dump(mode="json", by_alias=True, exclude_unset=True),
             instructions=init.instructions,
-            protocol_version=str(init.protocolVersion),
+            protocol_version=str(init.protocol_version),
             transport=cfg.transport,
             endpoint=cfg.public_endpoint(),
             prompts=listings.prompts,

@@ -20,7 +20,7 @@ import tempfile
 import anyio
 import httpx
 import mcp.types as types
-from mcp.shared.exceptions import McpError
+from mcp.shared.exceptions import MCPError
 from pydantic import ValidationError
 
 from cartograph.config import StdioUpstream, UpstreamConfig
@@ -97,7 +97,7 @@ def _describe(cfg: UpstreamConfig, exc: BaseException, doing: str) -> str:
         )
     if doing == "start" and isinstance(exc, PermissionError):
         return "cannot start it: permission denied"
-    if isinstance(exc, McpError):
+    if isinstance(exc, MCPError):
         why = "the process exited" if isinstance(cfg, StdioUpstream) else "the server hung up"
         return _mcp_message(exc.error, doing, closed_why=why)
     if isinstance(exc, httpx.HTTPStatusError):
@@ -135,8 +135,8 @@ def _protocol_message(exc: ValidationError, doing: str) -> str:
     return f"answered {doing} against the protocol ({where}: {first['msg']})"
 
 
-def mcp_error(server: str, exc: McpError, tail: str = "") -> UpstreamError:
-    """An McpError a tool call got from the upstream, as a message an agent can act on."""
+def mcp_error(server: str, exc: MCPError, tail: str = "") -> UpstreamError:
+    """An MCPError a tool call got from the upstream, as a message an agent can act on."""
     return UpstreamError(server, _mcp_message(exc.error, "tools/call"), stderr_tail=tail)
 
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import mcp.types as types
-from mcp import ClientSession, McpError
+from mcp import ClientSession, MCPError
 
 from cartograph.errors import UpstreamError
 
@@ -23,11 +23,11 @@ logger = logging.getLogger(__name__)
 
 MAX_PAGES = 1000
 
-_REQUESTS: dict[str, tuple[type[Any], str]] = {
-    "tools/list": (types.ListToolsRequest, "tools"),
-    "prompts/list": (types.ListPromptsRequest, "prompts"),
-    "resources/list": (types.ListResourcesRequest, "resources"),
-    "resources/templates/list": (types.ListResourceTemplatesRequest, "resourceTemplates"),
+_KEYS: dict[str, str] = {
+    "tools/list": "tools",
+    "prompts/list": "prompts",
+    "resources/list": "resources",
+    "resources/templates/list": "resourceTemplates",
 }
 _IDENTITY = {
     "tools": "name",
@@ -37,6 +37,25 @@ _IDENTITY = {
 }
 
 
+async def send_raw(
+    session: ClientSession, method: str, params: dict[str, Any] | None
+) -> dict[str, Any]:
+    """``method`` in the session's negotiated era, its result as the dict the server sent.
+
+    ``ClientSession.send_request`` checks a result against the revision's wire models first,
+    and those reject what real publishers send (an input schema without ``"type"``, an output
+    schema that is not an object). This stamps the request as the session does (the
+    2026-07-28 ``_meta`` envelope and headers, or nothing on a 2025 session) and returns the
+    raw result."""
+    data: dict[str, Any] = {"method": method}
+    if params is not None:
+        data["params"] = params
+    opts: dict[str, Any] = {}
+    session._stamp(data, opts)  # pyright: ignore[reportPrivateUsage, reportArgumentType]
+    dispatcher = session._dispatcher  # pyright: ignore[reportPrivateUsage]
+    return await dispatcher.send_raw_request(method, data.get("params"), opts)  # pyright: ignore[reportArgumentType]
+
+
 async def list_raw(
     session: ClientSession, server: str, method: str, *, max_pages: int = MAX_PAGES
 ) -> list[dict[str, Any]]:
@@ -44,17 +63,13 @@ async def list_raw(
 
     Raises :class:`UpstreamError` on a page that breaks the protocol (no list, an item without
     its name or URI, a repeated cursor)."""
-    request_type, key = _REQUESTS[method]
+    key = _KEYS[method]
     ident = _IDENTITY[key]
     items: list[dict[str, Any]] = []
     cursor: str | None = None
     seen: set[str] = set()
     for page_no in range(1, max_pages + 1):
-        params = types.PaginatedRequestParams(cursor=cursor) if cursor is not None else None
-        result = await session.send_request(
-            types.ClientRequest(request_type(params=params)), types.Result
-        )
-        raw = result.model_extra or {}
+        raw = await send_raw(session, method, {"cursor": cursor} if cursor is not None else None)
         page = raw.get(key)
         if not isinstance(page, list):
             raise UpstreamError(server, f"{method} page {page_no} has no {key!r} list")
@@ -111,7 +126,7 @@ async def _tolerant(
     with something that is not a listing (its tools stay usable either way)."""
     try:
         return await list_raw(session, server, method)
-    except McpError as exc:
+    except MCPError as exc:
         logger.info(
             "%s: %s not answered (%s); recorded as absent", server, method, exc.error.message
         )

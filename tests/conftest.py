@@ -11,7 +11,6 @@ which is idempotent and skips what is already installed.
 from __future__ import annotations
 
 import subprocess
-import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -21,6 +20,7 @@ from indexkit import cards, embedder, index  # noqa: F401  (fixtures: small sign
 from pgkit import pg_cards, pg_server, pg_url, pg_ws  # noqa: F401  (fixtures: real PostgreSQL)
 from processkit import child_pids
 from proxykit import env, everything, golden_home  # noqa: F401  (fixtures: signed workspaces)
+from sdk1 import sdk1_python
 
 REPO = Path(__file__).resolve().parent.parent
 EXAMPLE_CONFIG = REPO / "examples" / "mcp.json"
@@ -77,8 +77,9 @@ def bootstrap_example_home(example_config: Path) -> Callable[[Path], Path]:
 
 @pytest.fixture
 def test_server_python() -> str:
-    """The interpreter that runs our own test servers (the project venv has the SDK)."""
-    return sys.executable
+    """The interpreter that runs our own test servers: they are written against SDK 1.x, so
+    they are 2025-era upstreams, as most of the public fleet is."""
+    return sdk1_python()
 
 
 @pytest.fixture

@@ -98,7 +98,7 @@ def http_proxy(env: Env) -> Iterator[str]:
 
 async def test_serve_over_streamable_http_with_per_client_sessions(http_proxy: str) -> None:
     async with (
-        streamable_http_client(http_proxy) as (read, write, _),
+        streamable_http_client(http_proxy) as (read, write),
         ClientSession(read, write) as alice,
     ):
         await _exercise(alice)
@@ -123,7 +123,7 @@ async def test_many_concurrent_http_clients_get_no_errors(http_proxy: str) -> No
 
     async def agent(n: int) -> None:
         async with (
-            streamable_http_client(http_proxy) as (read, write, _),
+            streamable_http_client(http_proxy) as (read, write),
             ClientSession(read, write) as s,
         ):
             with anyio.fail_after(120):
@@ -131,7 +131,7 @@ async def test_many_concurrent_http_clients_get_no_errors(http_proxy: str) -> No
                 for i in range(3):
                     found = await s.call_tool("discover", {"task": f"add numbers {n} {i}"})
                     added = await call(s, "calm", "add", {"a": n, "b": i})
-                    if found.isError or text(added) != str(n + i):
+                    if found.is_error or text(added) != str(n + i):
                         failures.append(f"{n}/{i}: {text(found)[:80]} {text(added)[:80]}")
 
     async with anyio.create_task_group() as tg:

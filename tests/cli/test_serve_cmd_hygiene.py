@@ -43,7 +43,7 @@ async def test_http_disconnects_log_no_errors_and_each_warning_appears_once(env:
 
         async def agent(n: int) -> None:
             async with (
-                streamable_http_client(url) as (read, write, _),
+                streamable_http_client(url) as (read, write),
                 ClientSession(read, write) as client,
             ):
                 with anyio.fail_after(60):
@@ -55,7 +55,7 @@ async def test_http_disconnects_log_no_errors_and_each_warning_appears_once(env:
             for n in range(6):
                 tg.start_soon(agent, n)
         async with (
-            streamable_http_client(url) as (read, write, _),
+            streamable_http_client(url) as (read, write),
             ClientSession(read, write) as client,
         ):
             await client.initialize()

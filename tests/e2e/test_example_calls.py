@@ -83,7 +83,7 @@ async def test_every_read_only_example_tool_accepts_its_card_example(
                     answer: types.CallToolResult = await client.call_tool(
                         "call", {"server": server, "tool": entry.name, "arguments": arguments}
                     )
-                if answer.isError:
+                if answer.is_error:
                     failures[where] = f"{json.dumps(arguments)} -> {text(answer)[:200]}"
 
         with anyio.fail_after(60):

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +17,7 @@ from proxykit import (
     stop_process,
     write_config,
 )
+from sdk1 import sdk1_python
 
 from cartograph.transport.streams import stdio_transport
 
@@ -39,7 +39,7 @@ async def test_child_gets_a_minimal_environment_plus_its_own_variables(
     monkeypatch.setenv("CARTOGRAPH_PROXY_ONLY_SECRET", SECRETS["proxy"])
     with (tmp_path / "err.log").open("w") as errlog:
         async with (
-            stdio_transport(sys.executable, [str(ENVDUMP)], {"MY_TOKEN": "x"}, None, errlog) as (
+            stdio_transport(sdk1_python(), [str(ENVDUMP)], {"MY_TOKEN": "x"}, None, errlog) as (
                 read,
                 write,
             ),

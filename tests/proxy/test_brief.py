@@ -9,12 +9,12 @@ from typing import Any
 import anyio
 import pytest
 from mcp import types
-from mcp.shared.memory import create_connected_server_and_client_session
 from proxykit import Env
 
 from cartograph.access.guard import Caller
 from cartograph.access.policy import Policy
 from cartograph.proxy.brief import BRIEF_CHARS, EMPTY, catalog_brief, proxy_brief
+from cartograph.proxy.memory import session_on
 from cartograph.proxy.server import build_server
 
 pytestmark = pytest.mark.anyio
@@ -57,7 +57,7 @@ async def test_tools_list_describes_the_cards_the_caller_may_see(env: Env) -> No
     assert f"{counts['calm']} tools on 1 server (calm)" in only_calm
     async with (
         proxy.running(),
-        create_connected_server_and_client_session(build_server(proxy)) as client,
+        session_on(build_server(proxy)) as client,
     ):
         listed = await client.list_tools()
     discover = next(t for t in listed.tools if t.name == "discover")
@@ -70,15 +70,13 @@ async def test_a_listed_session_is_told_when_the_card_set_changes(env: Env) -> N
 
     async def handler(message: Any) -> None:
         if isinstance(message, types.ServerNotification):
-            seen.append(message.root)
+            seen.append(message)
 
     async with (
         proxy.running(),
-        create_connected_server_and_client_session(
-            build_server(proxy), message_handler=handler
-        ) as client,
+        session_on(build_server(proxy), message_handler=handler) as client,
     ):
-        caps = client.get_server_capabilities()
+        caps = client.server_capabilities
         assert caps is not None and caps.tools is not None and caps.tools.listChanged
         before = await client.list_tools()
         await anyio.sleep(3)  # the watch has taken the set the client listed as its baseline

@@ -18,12 +18,12 @@ import anyio
 import pytest
 from mcp import ClientSession, MCPError, types
 from mcp.client.streamable_http import streamable_http_client
-from mcp.shared.memory import create_connected_server_and_client_session
 from proxykit import Env, data, sign_server
 
 from cartograph.access import Access, Caller, Policy
 from cartograph.proxy.addresses import wrap_uri
 from cartograph.proxy.core import Proxy
+from cartograph.proxy.memory import session_on
 from cartograph.proxy.server import build_server
 from cartograph.storage.file_state import FileAuditLog as AuditLog
 from cartograph.upstream.snapshot import ServerSnapshot
@@ -38,7 +38,7 @@ CARTOGRAPH = str(Path(sys.executable).with_name("cartograph"))
 async def client_of(proxy: Proxy, caller: Caller | None = None) -> AsyncIterator[ClientSession]:
     access = Access() if caller is not None else None
     server = build_server(proxy, access, caller)
-    async with proxy.running(), create_connected_server_and_client_session(server) as client:
+    async with proxy.running(), session_on(server) as client:
         yield client
 
 
@@ -59,14 +59,14 @@ async def test_prompts_and_resources_are_listed_got_and_read_under_qualified_nam
     sign_server(env, everything)
     async with client_of(env.proxy(example_config)) as client:
         with anyio.fail_after(60):
-            init_caps = client.get_server_capabilities()
+            init_caps = client.server_capabilities
             prompts = (await client.list_prompts()).prompts
             resources = (await client.list_resources()).resources
-            templates = (await client.list_resource_templates()).resourceTemplates
+            templates = (await client.list_resource_templates()).resource_templates
             got = await client.get_prompt("everything.args-prompt", {"city": "Lisbon"})
             read = await client.read_resource(wrap_uri("everything", DOC))  # pyright: ignore[reportArgumentType]
-            dynamic = next(t for t in templates if "dynamic%2Ftext" in t.uriTemplate)
-            expanded = dynamic.uriTemplate.replace("{resourceId}", "7")
+            dynamic = next(t for t in templates if "dynamic%2Ftext" in t.uri_template)
+            expanded = dynamic.uri_template.replace("{resourceId}", "7")
             read_dyn = await client.read_resource(expanded)  # pyright: ignore[reportArgumentType]
             status = data(await client.call_tool("status", {}))
     assert init_caps is not None and init_caps.prompts is not None
@@ -136,7 +136,7 @@ async def test_a_client_policy_hides_prompts_and_resources_of_servers_it_may_not
         with anyio.fail_after(60):
             prompts = (await client.list_prompts()).prompts
             resources = (await client.list_resources()).resources
-            templates = (await client.list_resource_templates()).resourceTemplates
+            templates = (await client.list_resource_templates()).resource_templates
         hidden_get = await refused(client.get_prompt("everything.simple-prompt"))
         hidden_read = await refused(client.read_resource(wrap_uri("everything", DOC)))  # pyright: ignore[reportArgumentType]
     async with client_of(proxy, one) as client:
@@ -190,21 +190,19 @@ async def test_a_subscription_hears_the_upstreams_updates_under_the_wrapped_uri(
 
     async def on_message(message: Any) -> None:
         if isinstance(message, types.ServerNotification) and isinstance(
-            message.root, types.ResourceUpdatedNotification
+            message, types.ResourceUpdatedNotification
         ):
-            heard.append(str(message.root.params.uri))
+            heard.append(str(message.params.uri))
             got.set()
 
     proxy = env.proxy(example_config)
     wrapped = wrap_uri("everything", DOC)
     async with (
         proxy.running(),
-        create_connected_server_and_client_session(
-            build_server(proxy), message_handler=on_message
-        ) as client,
+        session_on(build_server(proxy), message_handler=on_message) as client,
     ):
         with anyio.fail_after(60):
-            caps = client.get_server_capabilities()
+            caps = client.server_capabilities
             await client.subscribe_resource(wrapped)  # pyright: ignore[reportArgumentType]
             # the everything server sends an update for each subscribed resource at once
             await client.call_tool(
@@ -225,7 +223,7 @@ async def test_one_shot_mode_does_not_offer_subscriptions(
 ) -> None:
     sign_server(env, everything)
     async with client_of(env.proxy(example_config, mode="one-shot")) as client:
-        caps = client.get_server_capabilities()
+        caps = client.server_capabilities
         why = await refused(client.subscribe_resource(wrap_uri("everything", DOC)))  # pyright: ignore[reportArgumentType]
         with anyio.fail_after(60):
             read = await client.read_resource(wrap_uri("everything", DOC))  # pyright: ignore[reportArgumentType]
@@ -245,14 +243,14 @@ async def test_cartograph_serve_over_http_answers_prompts_resources_and_subscrip
 
     async def on_message(message: Any) -> None:
         if isinstance(message, types.ServerNotification) and isinstance(
-            message.root, types.ResourceUpdatedNotification
+            message, types.ResourceUpdatedNotification
         ):
             heard.set()
 
     try:
         url = _served_url(proc)
         async with (
-            streamable_http_client(url) as (read, write, _),
+            streamable_http_client(url) as (read, write),
             ClientSession(read, write, message_handler=on_message) as client,
         ):
             with anyio.fail_after(60):

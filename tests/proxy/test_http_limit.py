@@ -103,7 +103,7 @@ async def test_three_concurrent_large_tasks_leave_memory_flat(env: Env) -> None:
     proc, url, _ = start_serve(env, "--transport", "http", "--insecure-open")
     try:
         async with (
-            streamable_http_client(url) as (read, write, _),
+            streamable_http_client(url) as (read, write),
             ClientSession(read, write) as client,
         ):
             await client.initialize()
@@ -131,7 +131,7 @@ async def test_three_concurrent_large_tasks_leave_memory_flat(env: Env) -> None:
 async def test_sigterm_ends_http_serving_and_its_upstreams_within_5_s(env: Env) -> None:
     proc, url, _ = start_serve(env, "--transport", "http", "--insecure-open")
     async with (
-        streamable_http_client(url) as (read, write, _),
+        streamable_http_client(url) as (read, write),
         ClientSession(read, write) as client,
     ):
         await client.initialize()

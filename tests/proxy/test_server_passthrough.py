@@ -67,7 +67,7 @@ async def test_every_content_type_structured_content_and_meta_pass_through_uncha
     # an upstream's tool error is the upstream's result too: isError and everything else kept
     assert failed.isError is True
     assert wire(failed)["content"] == wire(straight)["content"]
-    assert failed.structuredContent == straight.structuredContent
+    assert failed.structuredContent == straight.structured_content
 
 
 async def test_a_typed_tools_structured_result_passes_without_the_sdk_checking_it(
@@ -153,7 +153,7 @@ async def test_an_agents_cancellation_reaches_the_upstream(env: Env) -> None:
             await wait_for(marker, "started")
             cancel = types.CancelledNotification(
                 params=types.CancelledNotificationParams(
-                    requestId=request_id, reason="changed mind"
+                    request_id=request_id, reason="changed mind"
                 )
             )
             await client.send_notification(types.ClientNotification(cancel))

@@ -95,7 +95,7 @@ def setup(tmp_path: Path, pg_url: str) -> Iterator[tuple[Path, Replicas]]:
 
 @asynccontextmanager
 async def client(url: str) -> AsyncIterator[ClientSession]:
-    async with streamable_http_client(url) as (read, write, _), ClientSession(read, write) as s:
+    async with streamable_http_client(url) as (read, write), ClientSession(read, write) as s:
         with anyio.fail_after(60):
             await s.initialize()
         yield s

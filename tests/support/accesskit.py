@@ -57,7 +57,7 @@ async def session(url: str, token: str) -> AsyncIterator[ClientSession]:
     http = httpx.AsyncClient(headers={"authorization": f"Bearer {token}"}, timeout=60)
     async with (
         http,
-        streamable_http_client(url, http_client=http) as (read, write, _),
+        streamable_http_client(url, http_client=http) as (read, write),
         ClientSession(read, write) as client,
     ):
         with anyio.fail_after(60):

@@ -18,13 +18,14 @@ from typing import Any
 
 import anyio
 from mcp import ClientSession, types
-from mcp.shared.memory import create_connected_server_and_client_session
+from sdk1 import sdk1_python
 
 from cartograph.config import load_config
 from cartograph.gateway.base import Limits
 from cartograph.generate.attest import attest_snapshot
 from cartograph.proxy.app import build_proxy
 from cartograph.proxy.core import Proxy
+from cartograph.proxy.memory import session_on
 from cartograph.proxy.server import build_server
 from cartograph.proxy.settings import ServeSettings
 from cartograph.storage import open_store
@@ -49,7 +50,7 @@ FAST = Limits(
 def chaos_entry(*, env: dict[str, str] | None = None, transport: str = "stdio") -> dict[str, Any]:
     base_env = {"CHAOS_STATE": "${configDir}/chaos-state.json"}
     return {
-        "command": sys.executable,
+        "command": sdk1_python(),
         "args": [str(CHAOS)] + ([] if transport == "stdio" else [transport]),
         "env": {**base_env, **(env or {})},
     }
@@ -107,7 +108,7 @@ async def connected(proxy: Proxy) -> AsyncIterator[ClientSession]:
     """A real SDK client connected (in memory) to the proxy's MCP server."""
     async with (
         proxy.running(),
-        create_connected_server_and_client_session(build_server(proxy)) as client,
+        session_on(build_server(proxy)) as client,
     ):
         yield client
 
@@ -115,7 +116,7 @@ async def connected(proxy: Proxy) -> AsyncIterator[ClientSession]:
 @asynccontextmanager
 async def second_client(proxy: Proxy) -> AsyncIterator[ClientSession]:
     """Another client on the same (already running) proxy."""
-    async with create_connected_server_and_client_session(build_server(proxy)) as client:
+    async with session_on(build_server(proxy)) as client:
         yield client
 
 
@@ -133,14 +134,14 @@ def text(result: types.CallToolResult) -> str:
 
 
 def data(result: types.CallToolResult) -> Any:
-    assert not result.isError, text(result)
+    assert not result.is_error, text(result)
     return json.loads(text(result))
 
 
 def start_http_upstream(transport: str) -> tuple[subprocess.Popen[str], int]:
     """Run chaos.py over streamable HTTP or SSE in a child process; returns it and its port."""
     proc = subprocess.Popen(
-        [sys.executable, str(CHAOS), transport],
+        [sdk1_python(), str(CHAOS), transport],
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
         text=True,

@@ -21,7 +21,7 @@ def test_messages_split_across_chunks_are_reassembled() -> None:
     lines = [{"jsonrpc": "2.0", "id": i, "result": {"text": "x" * (i * 37)}} for i in range(1, 30)]
     data = b"".join(json.dumps(m).encode() + b"\n" for m in lines)
     out = _feed_in_pieces(_LineSplitter(10_000), data, 7)
-    assert [o.message.root.id for o in out if isinstance(o, SessionMessage)] == list(range(1, 30))
+    assert [o.message.id for o in out if isinstance(o, SessionMessage)] == list(range(1, 30))
 
 
 def test_an_oversized_reply_becomes_an_error_for_its_request_id_head_or_tail() -> None:
@@ -34,11 +34,11 @@ def test_an_oversized_reply_becomes_an_error_for_its_request_id_head_or_tail() -
     assert len(out) == 3
     first, second, third = out
     assert isinstance(first, SessionMessage) and isinstance(second, SessionMessage)
-    assert isinstance(first.message.root, types.JSONRPCError) and first.message.root.id == 7
-    assert "over the 0.0 MB message limit" in first.message.root.error.message
-    assert isinstance(second.message.root, types.JSONRPCError)
-    assert second.message.root.id == "r-9"
-    assert isinstance(third, SessionMessage) and third.message.root.id == 8
+    assert isinstance(first.message, types.JSONRPCError) and first.message.id == 7
+    assert "over the 0.0 MB message limit" in first.message.error.message
+    assert isinstance(second.message, types.JSONRPCError)
+    assert second.message.id == "r-9"
+    assert isinstance(third, SessionMessage) and third.message.id == 8
 
 
 def test_garbage_lines_are_reported_and_reading_goes_on() -> None:

@@ -9,6 +9,7 @@ from typing import Any
 
 import anyio
 import pytest
+from sdk1 import sdk1_python
 
 from cartograph.config import StdioUpstream
 from cartograph.errors import UpstreamError, UpstreamTimeout
@@ -29,7 +30,7 @@ def raw_server(mode: str, *extra: str, name: str | None = None) -> StdioUpstream
 def paging_server(total: int, page: int, name: str = "paging") -> StdioUpstream:
     return StdioUpstream(
         name=name,
-        command=sys.executable,
+        command=sdk1_python(),
         args=(str(SERVERS / "paging_server.py"), str(total), str(page)),
     )
 
@@ -99,7 +100,7 @@ async def test_tools_come_back_exactly_as_sent_even_when_the_sdk_would_refuse_th
     tools_file = tmp_path / "tools.json"
     tools_file.write_text(json.dumps(tools), encoding="utf-8")
     async with open_session(raw_server("raw", str(tools_file)), timeout=10) as up:
-        assert up.initialize_result.serverInfo.name == "raw-server"
+        assert up.initialize_result.server_info.name == "raw-server"
         assert up.initialize_result.instructions == "Hand-written for tests."
         listed = await list_tools_raw(up)
         assert "raw_server starting in mode raw" in up.stderr_tail()

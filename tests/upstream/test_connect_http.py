@@ -5,7 +5,6 @@ from __future__ import annotations
 import contextlib
 import os
 import socket
-import sys
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -14,6 +13,7 @@ import anyio
 import anyio.abc
 import pytest
 from anyio.streams.text import TextReceiveStream
+from sdk1 import sdk1_python
 
 from cartograph.config import HttpUpstream
 from cartograph.errors import UpstreamError, UpstreamTimeout
@@ -69,7 +69,7 @@ async def test_fastmcp_server_is_listed_and_called_over_http(
 ) -> None:
     port = free_port()
     path = "/mcp" if transport == "http" else "/sse"
-    argv = [sys.executable, str(SERVERS / "fastmcp_server.py"), str(port), transport]
+    argv = [sdk1_python(), str(SERVERS / "fastmcp_server.py"), str(port), transport]
     async with serving(argv, "Uvicorn running on"):
         cfg = HttpUpstream(
             name="demo",
@@ -78,13 +78,13 @@ async def test_fastmcp_server_is_listed_and_called_over_http(
             transport="sse" if transport == "sse" else "http",
         )
         async with open_session(cfg, timeout=15) as up:
-            assert up.initialize_result.serverInfo.name == "http-demo"
+            assert up.initialize_result.server_info.name == "http-demo"
             tools = await list_tools_raw(up)
             assert {t["name"] for t in tools} == {"add", "echo"}
             add = next(t for t in tools if t["name"] == "add")
             assert add["inputSchema"]["required"] == ["a", "b"]
             result = await up.session.call_tool("add", {"a": 2, "b": 3})
-            assert result.structuredContent == {"result": 5}
+            assert result.structured_content == {"result": 5}
             assert up.stderr_tail() == ""
         outcome = await snapshot_servers([cfg], timeout=15)
     server = outcome.snapshot.servers["demo"]

@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from sdk1 import sdk1_python
 
 from cartograph.config import StdioUpstream
 from cartograph.errors import UpstreamError, UpstreamTimeout
@@ -18,7 +19,8 @@ pytestmark = pytest.mark.anyio
 
 def script(name: str, *args: str) -> StdioUpstream:
     file = "paging_server.py" if name.startswith("paging") else "raw_server.py"
-    return StdioUpstream(name=name, command=sys.executable, args=(str(SERVERS / file), *args))
+    python = sdk1_python() if file == "paging_server.py" else sys.executable
+    return StdioUpstream(name=name, command=python, args=(str(SERVERS / file), *args))
 
 
 async def test_failing_servers_are_reported_while_the_others_succeed(

@@ -34,11 +34,12 @@ async def in_memory_client(ws: Workspace) -> AsyncIterator[ClientSession]:
 
 
 @asynccontextmanager
-async def session_on(server: Server[Any]) -> AsyncIterator[ClientSession]:
-    """An initialized 2025-era SDK client session on ``server``, in memory."""
+async def session_on(server: Server[Any], **options: Any) -> AsyncIterator[ClientSession]:
+    """An initialized 2025-era SDK client session on ``server``, in memory; ``options`` go to
+    ``ClientSession`` (e.g. ``message_handler``)."""
     async with (
         InMemoryTransport(server) as (read, write),
-        ClientSession(read, write) as session,
+        ClientSession(read, write, **options) as session,
     ):
         await session.initialize()
         yield session

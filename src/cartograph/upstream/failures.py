@@ -19,6 +19,7 @@ import tempfile
 
 import anyio
 import httpx
+import httpx2
 import mcp.types as types
 from mcp.shared.exceptions import MCPError
 from pydantic import ValidationError
@@ -100,10 +101,10 @@ def _describe(cfg: UpstreamConfig, exc: BaseException, doing: str) -> str:
     if isinstance(exc, MCPError):
         why = "the process exited" if isinstance(cfg, StdioUpstream) else "the server hung up"
         return _mcp_message(exc.error, doing, closed_why=why)
-    if isinstance(exc, httpx.HTTPStatusError):
+    if isinstance(exc, httpx.HTTPStatusError | httpx2.HTTPStatusError):
         status = exc.response.status_code
         return f"HTTP {status} from {cfg.public_endpoint()} during {doing}"
-    if isinstance(exc, httpx.HTTPError):
+    if isinstance(exc, httpx.HTTPError | httpx2.HTTPError):
         return f"cannot reach {cfg.public_endpoint()} during {doing}: {exc!s}"
     if isinstance(exc, ValidationError):
         return _protocol_message(exc, doing)

@@ -115,7 +115,7 @@ async def test_policy_hides_tools_in_discover_call_and_status(served: Served) ->
         missing = await call(client, "chaos", "no_such_tool")
         other = await call(client, "calm", "add", {"a": 1, "b": 2})
         status = data(await client.call_tool("status", {}))
-    assert denied.isError and other.isError and missing.isError
+    assert denied.is_error and other.is_error and missing.is_error
     assert text(denied) == text(missing).replace("no_such_tool", "crash")  # hidden == absent
     assert "calm" not in text(other).replace("'calm'", "")  # no list of servers
     assert [s["server"] for s in status["servers"]] == ["chaos"]
@@ -127,8 +127,8 @@ async def test_rate_limit_is_a_tool_error_saying_when_to_retry(served: Served) -
         first = await call(client, "chaos", "add", {"a": 1, "b": 1})
         second = await call(client, "chaos", "add", {"a": 1, "b": 2})
         third = await call(client, "chaos", "add", {"a": 1, "b": 3})
-    assert not first.isError and not second.isError
-    assert third.isError and "2 calls per minute" in text(third) and "retry in" in text(third)
+    assert not first.is_error and not second.is_error
+    assert third.is_error and "2 calls per minute" in text(third) and "retry in" in text(third)
     audit = (served.home / "logs" / "audit.jsonl").read_text("utf-8").splitlines()
     limited = [json.loads(line) for line in audit if '"rate-limited"' in line]
     assert [(r["client"], r["tool"]) for r in limited] == [("slow", "call")]

@@ -44,7 +44,7 @@ async def test_stdio_client_runs_under_its_registered_policy(env: Env) -> None:
             echoed = await call(client, "calm", "echo", {"text": "ok"})
     assert found["tools"] and {t["server"] for t in found["tools"]} == {"calm"}
     assert "add" not in {t["tool"] for t in found["tools"]}
-    assert denied.isError and text(echoed) == "ok"
+    assert denied.is_error and text(echoed) == "ok"
     audit = (env.ws.logs_dir / "audit.jsonl").read_text("utf-8").splitlines()
     events = [json.loads(line) for line in audit]
     assert {e["client"] for e in events if e["event"] in ("discover", "call")} == {"desk"}

@@ -32,7 +32,7 @@ async def _exercise(client: ClientSession) -> None:
     assert text(await call(client, "chaos", "add", {"a": 1, "b": 2})) == "3"
     assert text(await call(client, "crashy", "hello", {"name": "cli"})).startswith("hello cli")
     bad = await call(client, "chaos", "add", {"a": 1})
-    assert bad.isError and "'b' is a required property" in text(bad)
+    assert bad.is_error and "'b' is a required property" in text(bad)
 
 
 def _alive(pid: int) -> bool:

@@ -106,7 +106,7 @@ async def test_secrets_never_reach_artefacts_logs_or_errors(
                 for server in ("local", "remote"):
                     args = {"server": server, "tool": "add", "arguments": {"a": 1, "b": 2}}
                     ok = await client.call_tool("call", args)
-                    assert not ok.isError, ok
+                    assert not ok.is_error, ok
                     seen.append(str(ok))
                     wrong = {"server": server, "tool": "add", "arguments": {"a": "x"}}
                     seen.append(str(await client.call_tool("call", wrong)))

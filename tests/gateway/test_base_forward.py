@@ -30,7 +30,7 @@ async def test_a_call_that_times_out_is_cancelled_at_the_upstream(env: Env, mode
         if mode == "pooled":  # a one-shot session is closed with the call anyway
             await wait_for(marker, "cancelled")
         after = await call(client, "chaos", "echo", {"text": "next"})
-    assert timed_out.isError
+    assert timed_out.is_error
     assert "tools/call 'linger' did not finish within 2 s; retry" in text(timed_out)
     assert marker.read_text(encoding="utf-8") == "cancelled"
     assert text(after) == "next"

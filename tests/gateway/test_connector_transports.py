@@ -60,7 +60,7 @@ async def test_a_drift_over_http_is_caught_when_the_session_starts(
         await call(client, "web", "mutate", {"what": "description"})
     async with connected(env.proxy(config)) as client:
         refused = await call(client, "web", "echo", {"text": "x"})
-    assert refused.isError and "quarantined" in text(refused)
+    assert refused.is_error and "quarantined" in text(refused)
 
 
 @pytest.mark.fleet
@@ -70,6 +70,6 @@ async def test_calls_reach_real_fleet_servers_over_stdio(env: Env, example_confi
         now = await call(client, "time", "get_current_time", {"timezone": "UTC"})
         echoed = await call(client, "everything", "echo", {"message": "fleet"})
         wrong = await call(client, "time", "get_current_time", {"timezone": 7})
-    assert not now.isError and "UTC" in text(now)
-    assert not echoed.isError and "fleet" in text(echoed)
-    assert wrong.isError and "arguments.timezone" in text(wrong)
+    assert not now.is_error and "UTC" in text(now)
+    assert not echoed.is_error and "fleet" in text(echoed)
+    assert wrong.is_error and "arguments.timezone" in text(wrong)

@@ -25,13 +25,13 @@ async def test_a_description_changed_while_running_quarantines_the_tool(env: Env
         other = await call(client, "chaos", "add", {"a": 1, "b": 1})
         status = data(await client.call_tool("status", {}))
         found = data(await client.call_tool("discover", {"task": "echo text back", "k": 20}))
-    assert not before.isError and not mutated.isError
-    assert after.isError
+    assert not before.is_error and not mutated.is_error
+    assert after.is_error
     message = text(after)
     assert "chaos/echo is quarantined" in message
     assert "description changed since the card was signed" in message
     assert "cartograph bootstrap --server chaos" in message
-    assert not other.isError and text(other) == "2"  # the rest of the server keeps working
+    assert not other.is_error and text(other) == "2"  # the rest of the server keeps working
     chaos = next(s for s in status["servers"] if s["server"] == "chaos")
     assert [q["tool"] for q in chaos["quarantined"]] == ["echo"]
     assert ("chaos", "echo") not in {(t["server"], t["tool"]) for t in found["tools"]}
@@ -51,13 +51,13 @@ async def test_quarantine_persists_across_restarts_until_the_operator_re_attests
 
     async with connected(env.proxy(config)) as client:
         still = await call(client, "chaos", "echo", {"text": "x"})
-    assert still.isError and "quarantined" in text(still)
+    assert still.is_error and "quarantined" in text(still)
 
     await attest(env.ws.root, config, ["chaos"])  # what `cartograph bootstrap --server chaos` does
     async with connected(env.proxy(config)) as client:
         lifted = await call(client, "chaos", "echo", {"text": "reviewed"})
         status = data(await client.call_tool("status", {}))
-    assert not lifted.isError and text(lifted) == "reviewed"
+    assert not lifted.is_error and text(lifted) == "reviewed"
     assert status["totals"]["quarantined"] == 0
     assert audit_events(env, "lifted")
 
@@ -67,7 +67,7 @@ async def test_a_changed_input_schema_is_quarantined(env: Env) -> None:
         await call(client, "chaos", "mutate", {"what": "schema"})
         refused = await call(client, "chaos", "echo", {"text": "x"})
     # the new function (echo2) also gives FastMCP's outputSchema a new title: both changed
-    assert refused.isError and "input schema and output schema changed" in text(refused)
+    assert refused.is_error and "input schema and output schema changed" in text(refused)
 
 
 async def test_a_new_unsigned_tool_is_quarantined_and_cannot_be_called(env: Env) -> None:
@@ -77,7 +77,7 @@ async def test_a_new_unsigned_tool_is_quarantined_and_cannot_be_called(env: Env)
         # the next call routed to chaos waits for the list_changed re-check to finish
         assert text(await call(client, "chaos", "add", {"a": 1, "b": 2})) == "3"
         status = data(await client.call_tool("status", {}))
-    assert refused.isError and "no tool 'sneaky' in its signed card" in text(refused)
+    assert refused.is_error and "no tool 'sneaky' in its signed card" in text(refused)
     chaos = next(s for s in status["servers"] if s["server"] == "chaos")
     assert chaos["quarantined"][0]["tool"] == "sneaky"
     assert "new tool" in chaos["quarantined"][0]["reason"]
@@ -89,8 +89,8 @@ async def test_one_shot_mode_checks_drift_before_every_call(env: Env) -> None:
         ok = await call(client, "chaos", "echo", {"text": "a"})
         await call(client, "chaos", "mutate", {"what": "description"})  # persisted in its state
         refused = await call(client, "chaos", "echo", {"text": "b"})
-    assert not ok.isError
-    assert refused.isError and "quarantined" in text(refused)
+    assert not ok.is_error
+    assert refused.is_error and "quarantined" in text(refused)
 
 
 async def test_a_flood_of_list_changed_notifications_is_coalesced(env: Env) -> None:

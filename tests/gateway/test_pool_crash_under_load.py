@@ -33,7 +33,7 @@ async def test_killing_an_upstream_under_load_starts_one_session_not_one_per_wai
 
         async def one(i: int) -> None:
             answer = await call(client, "chaos", "nap", {"seconds": 0.5})
-            results.append("error" if answer.isError else "ok")
+            results.append("error" if answer.is_error else "ok")
 
         for _ in range(4):  # four crashes, each with 20 calls queued behind it
             pid = int(text(await call(client, "chaos", "pid")))
@@ -89,7 +89,7 @@ async def test_an_upstream_killed_while_idle_is_noticed_at_once_and_the_next_cal
         assert next(h for h in proxy.gateway.health() if h.server == "chaos").crashes == 1
         with anyio.fail_after(10):  # not the 20 s call timeout
             again = await call(client, "chaos", "pid")
-    assert not again.isError and int(text(again)) != pid
+    assert not again.is_error and int(text(again)) != pid
 
 
 async def test_every_call_in_flight_when_the_upstream_dies_is_answered_at_once(env: Env) -> None:

@@ -19,11 +19,11 @@ async def test_a_crash_mid_call_is_an_error_and_the_server_comes_back(env: Env, 
         calm = await call(client, "calm", "echo", {"text": "calm"})
         again = await call(client, "chaos", "echo", {"text": "back"})
         status = data(await client.call_tool("status", {}))
-    assert crashed.isError
+    assert crashed.is_error
     assert "upstream 'chaos'" in text(crashed)
     assert "retry" in text(crashed)
     assert text(calm) == "calm"
-    assert not again.isError and text(again) == "back"
+    assert not again.is_error and text(again) == "back"
     chaos = next(s for s in status["servers"] if s["server"] == "chaos")
     assert chaos["sessions"][0]["crashes"] >= 1
 
@@ -41,7 +41,7 @@ async def test_a_hanging_call_times_out_with_retry_and_others_keep_working(env: 
             results["calm"] = await call(client, "calm", "echo", {"text": "fine"})
         same_server = await call(client, "chaos", "echo", {"text": "after"})
     hung = results["hang"]
-    assert hung.isError  # type: ignore[attr-defined]
+    assert hung.is_error  # type: ignore[attr-defined]
     assert "did not finish within 2 s; retry" in text(hung)  # type: ignore[arg-type]
     assert text(results["calm"]) == "fine"  # type: ignore[arg-type]
     assert text(same_server) == "after"
@@ -61,7 +61,7 @@ async def test_a_start_slower_than_the_timeout_says_retry(env: Env, mode: str) -
     async with connected(proxy) as client:
         slow = await call(client, "chaos", "echo", {"text": "x"})
         calm = await call(client, "calm", "echo", {"text": "ok"})
-    assert slow.isError and "retry" in text(slow)
+    assert slow.is_error and "retry" in text(slow)
     assert text(calm) == "ok"
 
 
@@ -79,7 +79,7 @@ async def test_a_50_mb_reply_is_refused_with_advice_and_the_proxy_keeps_serving(
         huge = await call(client, "chaos", "big", {"mb": 50})
         small = await call(client, "chaos", "big", {"mb": 1})
         calm = await call(client, "calm", "echo", {"text": "fine"})
-    assert huge.isError
+    assert huge.is_error
     assert "MB message limit, and was dropped" in text(huge)
     assert "ask for less" in text(huge)
     assert len(text(small)) == 1_000_000
@@ -90,7 +90,7 @@ async def test_a_reply_over_the_result_limit_is_refused(env: Env) -> None:
     async with connected(env.proxy(limits=replace(FAST, max_result_bytes=500_000))) as client:
         over = await call(client, "chaos", "big", {"mb": 1})
         echoed = await call(client, "chaos", "echo", {"text": "next"})
-    assert over.isError and "over the proxy's 0.5 MB limit; ask for less" in text(over)
+    assert over.is_error and "over the proxy's 0.5 MB limit; ask for less" in text(over)
     assert text(echoed) == "next"
 
 
@@ -109,7 +109,7 @@ async def test_an_upstream_that_cannot_start_is_named_in_the_error(env: Env) -> 
     async with connected(env.proxy(config)) as client:
         failed = await call(client, "chaos", "echo", {"text": "x"})
         calm = await call(client, "calm", "echo", {"text": "ok"})
-    assert failed.isError
+    assert failed.is_error
     assert "upstream 'chaos'" in text(failed) and "/nonexistent/server-binary" in text(failed)
     assert text(calm) == "ok"
 
@@ -161,7 +161,7 @@ async def test_malformed_json_rpc_replies_are_clear_errors(
     async with connected(env.proxy(limits=replace(FAST, call_timeout=2.0))) as client:
         bad = await call(client, "crashy", tool)
         after = await call(client, "crashy", "hello", {"name": "again"})
-    assert bad.isError and expected in text(bad)
+    assert bad.is_error and expected in text(bad)
     assert text(after).startswith("hello again")
 
 
@@ -171,8 +171,8 @@ async def test_after_a_crash_the_restart_backs_off_and_says_when(env: Env) -> No
         crashed = await call(client, "crashy", "boom")
         refused = await call(client, "crashy", "hello")
         status = data(await client.call_tool("status", {}))
-    assert crashed.isError
-    assert refused.isError and "the next restart is in 120 s: retry then" in text(refused)
+    assert crashed.is_error
+    assert refused.is_error and "the next restart is in 120 s: retry then" in text(refused)
     crashy = next(s for s in status["servers"] if s["server"] == "crashy")
     assert crashy["sessions"][0]["state"] == "backoff"
 

@@ -41,7 +41,7 @@ async def test_a_hundred_upstream_crashes_leave_no_processes_or_fds_behind(env: 
         fds, kids = open_fds(), child_pids()
         for _ in range(100):
             crashed = await call(client, "crashy", "boom")
-            assert crashed.isError and "retry" in text(crashed)
+            assert crashed.is_error and "retry" in text(crashed)
         back = await call(client, "crashy", "hello")
         assert text(back).startswith("hello you from ")
         # one live crashy session again, as before: same number of children and fds

@@ -77,7 +77,7 @@ async def test_a_listed_session_is_told_when_the_card_set_changes(env: Env) -> N
         session_on(build_server(proxy), message_handler=handler) as client,
     ):
         caps = client.server_capabilities
-        assert caps is not None and caps.tools is not None and caps.tools.listChanged
+        assert caps is not None and caps.tools is not None and caps.tools.list_changed
         before = await client.list_tools()
         await anyio.sleep(3)  # the watch has taken the set the client listed as its baseline
         assert not seen

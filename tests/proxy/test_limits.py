@@ -28,7 +28,7 @@ async def test_a_task_over_the_limit_is_refused_before_ranking_and_audited_as_a_
     async with connected(env.proxy()) as client:
         refused = await client.call_tool("discover", {"task": huge})
         fine = data(await client.call_tool("discover", {"task": "add two integers " * 50}))
-    assert refused.isError
+    assert refused.is_error
     assert "4,250,000 characters, over the limit of 2,000" in text(refused)
     assert "in a sentence or two" in text(refused)
     assert fine["tools"]
@@ -47,7 +47,7 @@ async def test_a_task_over_the_limit_is_refused_before_ranking_and_audited_as_a_
 async def test_k_outside_its_range_is_a_clear_tool_error(env: Env, k: int, expected: str) -> None:
     async with connected(env.proxy()) as client:
         refused = await client.call_tool("discover", {"task": "add", "k": k})
-    assert refused.isError and expected in text(refused)
+    assert refused.is_error and expected in text(refused)
 
 
 async def test_proxy_api_refuses_k_past_the_limit(env: Env) -> None:
@@ -63,7 +63,7 @@ async def test_arguments_over_the_size_limit_are_refused_and_nothing_is_sent(env
     async with connected(env.proxy()) as client:
         refused = await call(client, "chaos", "echo", {"text": "x" * (1024 * 1024 + 10)})
         status = data(await client.call_tool("status", {}))
-    assert refused.isError
+    assert refused.is_error
     assert "over 1 MiB of JSON, the proxy's limit; nothing was sent" in text(refused)
     chaos = next(s for s in status["servers"] if s["server"] == "chaos")
     assert chaos["sessions"] == "not started"
@@ -73,7 +73,7 @@ async def test_arguments_over_the_size_limit_are_refused_and_nothing_is_sent(env
 async def test_a_huge_tool_name_is_refused_without_being_echoed(env: Env) -> None:
     async with connected(env.proxy()) as client:
         refused = await call(client, "chaos", "t" * 100_000)
-    assert refused.isError and len(text(refused)) < 300
+    assert refused.is_error and len(text(refused)) < 300
     assert "names are at most 128" in text(refused)
     record = _audit(env, "call")[-1]
     assert len(json.dumps(record)) < 16 * 1024
@@ -86,7 +86,7 @@ async def test_limits_are_settings(env: Env) -> None:
     proxy.settings = replace(ProxySettings(), inputs=inputs)
     async with connected(proxy) as client:
         refused = await client.call_tool("discover", {"task": "add two integers"})
-    assert refused.isError and "over the limit of 10" in text(refused)
+    assert refused.is_error and "over the limit of 10" in text(refused)
 
 
 def test_an_audit_entry_never_grows_past_its_limit() -> None:

@@ -32,8 +32,8 @@ async def test_keywords_are_checked_and_audited(env: Env) -> None:
     async with connected(proxy) as client:
         bad = await client.call_tool("discover", {"task": "echo", "keywords": ["x" * 65]})
         good = await client.call_tool("discover", {"task": "echo", "keywords": ["chaos"]})
-    assert bad.isError and "keywords.0" in text(bad) and "too long" in text(bad)
-    assert not good.isError
+    assert bad.is_error and "keywords.0" in text(bad) and "too long" in text(bad)
+    assert not good.is_error
     log = proxy.ws.logs_dir / "audit.jsonl"
     entries = [json.loads(line) for line in log.read_text().splitlines()]
     said = [e for e in entries if e.get("event") == "discover" and e.get("keywords")]

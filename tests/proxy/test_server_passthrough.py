@@ -61,13 +61,13 @@ async def test_every_content_type_structured_content_and_meta_pass_through_uncha
     first = proxied.content[0]
     assert isinstance(first, types.TextContent) and first.annotations is not None
     assert first.annotations.priority == 0.5 and first.annotations.audience == ["user"]
-    assert proxied.structuredContent == {"answer": 42, "nothing": None, "list": [1, "two", None]}
+    assert proxied.structured_content == {"answer": 42, "nothing": None, "list": [1, "two", None]}
     assert proxied.meta == {"io.chaos/trace": "t-1"}
-    assert proxied.isError is False
+    assert proxied.is_error is False
     # an upstream's tool error is the upstream's result too: isError and everything else kept
-    assert failed.isError is True
+    assert failed.is_error is True
     assert wire(failed)["content"] == wire(straight)["content"]
-    assert failed.structuredContent == straight.structured_content
+    assert failed.structured_content == straight.structured_content
 
 
 async def test_a_typed_tools_structured_result_passes_without_the_sdk_checking_it(
@@ -77,8 +77,8 @@ async def test_a_typed_tools_structured_result_passes_without_the_sdk_checking_i
     way re-validates (or drops) the structured result."""
     async with connected(env.proxy()) as client:
         result = await call(client, "chaos", "add", {"a": 2, "b": 3})
-    assert result.isError is False, text(result)
-    assert result.structuredContent == {"result": 5}
+    assert result.is_error is False, text(result)
+    assert result.structured_content == {"result": 5}
     assert text(result) == "5"
 
 
@@ -89,11 +89,11 @@ async def test_a_large_result_passes_whole_and_one_over_the_limit_is_refused_cle
         large = await call(client, "chaos", "mixed", {"audio_kb": 3000})
     audio = large.content[2]
     assert isinstance(audio, types.AudioContent) and len(audio.data) == 6 + 3000 * 1024
-    assert large.structuredContent is not None and large.isError is False
+    assert large.structured_content is not None and large.is_error is False
     small = Limits(**{**FAST.__dict__, "max_result_bytes": 1_000_000})
     async with connected(env.proxy(limits=small)) as client:
         refused = await call(client, "chaos", "mixed", {"audio_kb": 3000})
-    assert refused.isError is True
+    assert refused.is_error is True
     message = text(refused)
     assert "upstream 'chaos'" in message
     assert "the reply is 3.1 MB, over the proxy's 1.0 MB limit; ask for less" in message

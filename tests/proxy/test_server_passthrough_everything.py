@@ -54,7 +54,7 @@ async def test_results_of_every_kind_arrive_as_a_direct_client_reads_them(
             straight = [await upstream.session.call_tool(t, a) for t, a in CALLS]
     assert [wire(p) for p in proxied] == [wire(s) for s in straight]
     weather, image, links, blob, annotated, failed = proxied
-    assert weather.structuredContent == {
+    assert weather.structured_content == {
         "temperature": 36,
         "conditions": "Light rain / drizzle",
         "humidity": 82,
@@ -67,8 +67,8 @@ async def test_results_of_every_kind_arrive_as_a_direct_client_reads_them(
     assert isinstance(embedded.resource, types.BlobResourceContents)
     assert base64.b64decode(embedded.resource.blob).startswith(b"Resource 2: This is a base64 blob")
     assert all(b.annotations is not None for b in annotated.content)
-    assert failed.isError is True and "resourceId" in text(failed)
-    assert not any(r.isError for r in proxied[:-1])
+    assert failed.is_error is True and "resourceId" in text(failed)
+    assert not any(r.is_error for r in proxied[:-1])
 
 
 async def test_the_long_running_operations_progress_reaches_the_agent(

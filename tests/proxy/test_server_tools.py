@@ -29,7 +29,7 @@ async def test_call_reaches_the_upstream_and_pooled_calls_reuse_one_session(env:
         echoed = await call(client, "chaos", "echo", {"text": "hello"})
         first = await call(client, "chaos", "pid")
         second = await call(client, "chaos", "pid")
-    assert not echoed.isError and text(echoed) == "hello"
+    assert not echoed.is_error and text(echoed) == "hello"
     assert text(first) == text(second)
 
 
@@ -38,7 +38,7 @@ async def test_one_shot_calls_use_a_fresh_process_each_time(env: Env) -> None:
         first = await call(client, "chaos", "pid")
         second = await call(client, "chaos", "pid")
         added = await call(client, "chaos", "add", {"a": 2, "b": 3})
-    assert not first.isError and not second.isError
+    assert not first.is_error and not second.is_error
     assert text(first) != text(second)
     assert text(added) == "5"
 
@@ -74,8 +74,8 @@ async def test_a_tool_without_a_signed_card_cannot_be_called(env: Env) -> None:
     async with connected(env.proxy(config)) as client:
         missing_tool = await call(client, "chaos", "rm_rf")
         missing_server = await call(client, "stranger", "echo", {"text": "x"})
-    assert missing_tool.isError and "no tool 'rm_rf' in its signed card" in text(missing_tool)
-    assert missing_server.isError and "no signed card for server 'stranger'" in text(missing_server)
+    assert missing_tool.is_error and "no tool 'rm_rf' in its signed card" in text(missing_tool)
+    assert missing_server.is_error and "no signed card for server 'stranger'" in text(missing_server)
 
 
 def env_entry() -> dict[str, object]:
@@ -89,7 +89,7 @@ async def test_wrong_arguments_are_listed_field_by_field_and_nothing_is_sent(env
     async with connected(proxy) as client:
         result = await call(client, "chaos", "add", {"a": "two"})
         status = data(await client.call_tool("status", {}))
-    assert result.isError
+    assert result.is_error
     message = text(result)
     assert "arguments.a: 'two' is not of type 'integer'" in message
     assert "'b' is a required property" in message
@@ -134,7 +134,7 @@ async def test_call_arguments_sent_as_a_json_string_are_accepted(env: Env) -> No
             "call", {"server": "crashy", "tool": "hello", "arguments": "name=str"}
         )
     assert text(as_string).startswith("hello str")
-    assert not_json.isError and "arguments: 'name=str' is not of type 'object'" in text(not_json)
+    assert not_json.is_error and "arguments: 'name=str' is not of type 'object'" in text(not_json)
 
 
 class Counter:
@@ -194,7 +194,7 @@ async def test_a_carded_server_missing_from_the_config_is_refused_before_the_gat
     async with connected(proxy) as client:
         refused = await call(client, "crashy", "hello", {"name": "x"})
         status = data(await client.call_tool("status", {}))
-    assert refused.isError and f"no entry in {config}" in text(refused)
+    assert refused.is_error and f"no entry in {config}" in text(refused)
     assert "crashy" not in {h.server for h in proxy.gateway.health()}  # nothing was started
     assert "crashy" not in {s["server"] for s in status["servers"]}  # configured ones only
     assert status["cards_not_in_config"]["servers"] == ["crashy"]

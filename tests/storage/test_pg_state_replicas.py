@@ -129,19 +129,19 @@ async def test_replicas_share_new_cards_quarantine_and_the_audit_log(setup) -> N
 
         await eventually(chaos_everywhere, "the new card on both replicas")
         assert text(await call(b, "chaos", "add", {"a": 2, "b": 3})) == "5"
-        assert not (await call(b, "chaos", "echo", {"text": "before"})).isError
+        assert not (await call(b, "chaos", "echo", {"text": "before"})).is_error
         # 2. replica A's upstream changes a tool: A's drift guard holds it, and so does B
-        assert not (await call(a, "chaos", "mutate", {"what": "description"})).isError
+        assert not (await call(a, "chaos", "mutate", {"what": "description"})).is_error
 
         async def held_on_a() -> bool:
-            return (await call(a, "chaos", "echo", {"text": "now?"})).isError
+            return (await call(a, "chaos", "echo", {"text": "now?"})).is_error
 
         await eventually(held_on_a, "replica A's drift guard")
         refused = await call(a, "chaos", "echo", {"text": "now?"})
         assert "chaos/echo is quarantined" in text(refused)
 
         async def held_on_b() -> bool:  # B's own upstream never changed
-            return (await call(b, "chaos", "echo", {"text": "b?"})).isError
+            return (await call(b, "chaos", "echo", {"text": "b?"})).is_error
 
         await eventually(held_on_b, "replica B honouring A's quarantine", seconds=10)
         assert "description changed since the card was signed" in text(

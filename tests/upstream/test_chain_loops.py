@@ -32,7 +32,7 @@ async def _call_with_chain(env: Env, chain: list[str]) -> tuple[bool, str]:
             {"server": "chaos", "tool": "chain", "arguments": {}},
             meta={META_KEY: chain},
         )
-    return bool(result.isError), text(result)
+    return bool(result.is_error), text(result)
 
 
 async def test_a_call_that_already_passed_this_workspace_is_refused(env: Env) -> None:

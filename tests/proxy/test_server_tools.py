@@ -75,7 +75,9 @@ async def test_a_tool_without_a_signed_card_cannot_be_called(env: Env) -> None:
         missing_tool = await call(client, "chaos", "rm_rf")
         missing_server = await call(client, "stranger", "echo", {"text": "x"})
     assert missing_tool.is_error and "no tool 'rm_rf' in its signed card" in text(missing_tool)
-    assert missing_server.is_error and "no signed card for server 'stranger'" in text(missing_server)
+    assert missing_server.is_error and "no signed card for server 'stranger'" in text(
+        missing_server
+    )
 
 
 def env_entry() -> dict[str, object]:

@@ -130,17 +130,20 @@ def build_server(
     async def _dispatch(
         ctx: Ctx, name: str, arguments: dict[str, Any], who: Caller | None
     ) -> types.CallToolResult:
-        client = clients.key(ctx, who)
         if name == "discover":
             task, k = str(arguments["task"]), int(arguments.get("k", 5))
             answer = await proxy.discover(
-                task, k, caller=who, client=client, keywords=arguments.get("keywords")
+                task,
+                k,
+                caller=who,
+                client=clients.key(ctx, who),
+                keywords=arguments.get("keywords"),
             )
             return _json(answer.to_json())
         if name == "status":
             return _json(proxy.status(who).to_json())
         if name == "call":
-            meta = ctx.meta or {}
+            meta, client = ctx.meta or {}, clients.key(ctx, who)
             token = meta.get("progressToken")
             return await with_progress(
                 ctx.session,
@@ -152,7 +155,7 @@ def build_server(
                     arguments.get("arguments") or {},
                     client=client,
                     caller=who,
-                    chain=meta_chain(dict(meta)),
+                    chain=meta_chain(meta),
                     progress=progress,
                 ),
             )

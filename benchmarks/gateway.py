@@ -109,9 +109,9 @@ async def interleave(timers: dict[str, Timer], n: int, warmup: int) -> dict[str,
 
 
 def check(result: types.CallToolResult, expect_error: bool = False) -> None:
-    if bool(result.isError) != expect_error:
+    if bool(result.is_error) != expect_error:
         text = "".join(b.text for b in result.content if isinstance(b, types.TextContent))
-        raise SystemExit(f"unexpected result (isError={result.isError}): {text[:300]}")
+        raise SystemExit(f"unexpected result (isError={result.is_error}): {text[:300]}")
 
 
 async def stdio_session(
@@ -326,7 +326,7 @@ async def load_run(serve: list[str], payload: dict[str, Any], seconds: float, cl
         t = time.perf_counter()
         try:
             res = await s.call_tool(kind, arguments)
-            if res.isError:
+            if res.is_error:
                 errors.append(str(res.content[0])[:200])
         except Exception as exc:  # a load test counts every failure
             errors.append(repr(exc)[:200])
@@ -334,7 +334,7 @@ async def load_run(serve: list[str], payload: dict[str, Any], seconds: float, cl
             lat[kind].append((time.perf_counter() - t) * 1000)
 
     async def client(n: int) -> None:
-        async with streamable_http_client(url) as (r, w, _), ClientSession(r, w) as s:
+        async with streamable_http_client(url) as (r, w), ClientSession(r, w) as s:
             await s.initialize()
             await op(s, "discover", {"task": TASKS[n % len(TASKS)]}, False)  # warm-up
             await op(s, "call", payload, False)

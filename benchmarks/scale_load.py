@@ -82,11 +82,11 @@ def stop_replicas(replicas: list[tuple[subprocess.Popen[bytes], str]]) -> list[f
 async def _warm(url: str, timeout: float = 900) -> float:
     """Wait until the replica answers a discover (it loads the index first); seconds taken."""
     started = time.monotonic()
-    async with streamable_http_client(url) as (r, w, _), ClientSession(r, w) as s:
+    async with streamable_http_client(url) as (r, w), ClientSession(r, w) as s:
         with anyio.fail_after(timeout):
             await s.initialize()
             res = await s.call_tool("discover", {"task": "warm up: list invoices", "k": 5})
-        if res.isError:
+        if res.is_error:
             raise SystemExit(f"{url}: warm-up discover failed: {res.content}")
     return time.monotonic() - started
 
@@ -103,7 +103,7 @@ async def _drive(urls: list[str], tasks: list[str], clients: int, seconds: float
         nonlocal connected
         try:
             async with (
-                streamable_http_client(urls[i % len(urls)]) as (r, w, _),
+                streamable_http_client(urls[i % len(urls)]) as (r, w),
                 ClientSession(r, w) as s,
             ):
                 with anyio.fail_after(120):
@@ -119,7 +119,7 @@ async def _drive(urls: list[str], tasks: list[str], clients: int, seconds: float
                     with anyio.fail_after(120):
                         res = await s.call_tool("discover", {"task": task, "k": 5})
                     lat.append((time.perf_counter() - t) * 1000)
-                    if res.isError:
+                    if res.is_error:
                         errors.append(str(res.content)[:200])
         except Exception as exc:  # a benchmark counts every failure, whatever it is
             errors.append(f"client {i}: {type(exc).__name__}: {exc}"[:200])

@@ -152,7 +152,7 @@ def leaf(exc: BaseException) -> str:
 
 
 def classify(result: types.CallToolResult) -> str:
-    if not result.isError:
+    if not result.is_error:
         return "ok"
     message = result_text(result)
     if "over the limit" in message or "the proxy's limit" in message:
@@ -185,7 +185,7 @@ class Soak:
         while time.monotonic() < self.deadline:
             try:
                 async with (
-                    streamable_http_client(self.url) as (read, write, _),
+                    streamable_http_client(self.url) as (read, write),
                     ClientSession(read, write) as session,
                 ):
                     await session.initialize()
@@ -260,7 +260,7 @@ async def killer(marker: str, pid: int, every: float, deadline: float, seen: set
 
 async def status_of(url: str) -> dict[str, Any]:
     async with (
-        streamable_http_client(url) as (read, write, _),
+        streamable_http_client(url) as (read, write),
         ClientSession(read, write) as session,
     ):
         await session.initialize()
@@ -292,7 +292,7 @@ async def soak(args: argparse.Namespace) -> dict[str, Any]:
         try:
             warm = Soak(url, tool, tool_args, time.monotonic() + 3600)
             async with (
-                streamable_http_client(url) as (read, write, _),
+                streamable_http_client(url) as (read, write),
                 ClientSession(read, write) as session,
             ):
                 await session.initialize()

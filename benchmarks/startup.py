@@ -208,7 +208,7 @@ def server_pid(parent: int) -> int:
 
 def text_of(result: types.CallToolResult) -> str:
     body = "".join(b.text for b in result.content if isinstance(b, types.TextContent))
-    if result.isError:
+    if result.is_error:
         raise SystemExit(f"tool error: {body}")
     return body
 

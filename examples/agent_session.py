@@ -50,7 +50,7 @@ async def main(home: str, tasks: list[str]) -> int:
             result = await session.call_tool(
                 "call", {"server": first["server"], "tool": first["tool"], "arguments": args}
             )
-            print(("  ERROR " if result.isError else "  ") + text_of(result)[:500])
+            print(("  ERROR " if result.is_error else "  ") + text_of(result)[:500])
         status = await session.call_tool("status", {})
         print("\nstatus:\n  " + text_of(status)[:1500].replace("\n", "\n  "))
     return 0

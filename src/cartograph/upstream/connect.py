@@ -180,23 +180,35 @@ async def negotiate(session: ClientSession, name: str) -> types.InitializeResult
     """Speak the newest revision the upstream does: ``server/discover`` first (2026-07-28, no
     handshake, no session), and ``initialize`` when the upstream does not answer it within
     :data:`DISCOVER_WAIT` seconds or refuses it. An upstream found to be 2025-era is asked
-    with ``initialize`` at once next time. A modern upstream's discover result is returned as
+    with ``initialize`` at once next time. A dual-era upstream that was only slow to answer
+    has fixed its era with that first discover and refuses ``initialize`` as an unsupported
+    version: it is asked to discover again. A modern upstream's discover result is returned as
     the :class:`~mcp.types.InitializeResult` it stands for."""
     if name not in _LEGACY:
         with anyio.move_on_after(DISCOVER_WAIT):
             try:
-                found = await session.discover()
+                return _as_initialize(session, name, await session.discover())
             except (MCPError, RuntimeError, ValidationError) as exc:
                 logger.debug("upstream %r: no server/discover (%s); initializing", name, exc)
-            else:
-                return types.InitializeResult(
-                    protocol_version=session.protocol_version or LATEST_MODERN_VERSION,
-                    capabilities=found.capabilities,
-                    server_info=session.server_info or types.Implementation(name=name, version=""),
-                    instructions=found.instructions,
-                )
         _LEGACY.add(name)
-    return await session.initialize()
+    try:
+        return await session.initialize()
+    except MCPError as exc:
+        if exc.code != types.UNSUPPORTED_PROTOCOL_VERSION:
+            raise
+    _LEGACY.discard(name)
+    return _as_initialize(session, name, await session.discover())
+
+
+def _as_initialize(
+    session: ClientSession, name: str, found: types.DiscoverResult
+) -> types.InitializeResult:
+    return types.InitializeResult(
+        protocol_version=session.protocol_version or LATEST_MODERN_VERSION,
+        capabilities=found.capabilities,
+        server_info=session.server_info or types.Implementation(name=name, version=""),
+        instructions=found.instructions,
+    )
 
 
 class _Watched(ObjectReceiveStream[Any]):

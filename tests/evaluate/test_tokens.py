@@ -9,6 +9,7 @@ from pathlib import Path
 import anyio
 import pytest
 from click.testing import CliRunner
+from mcp.types.methods import serialize_server_result
 
 from cartograph.cli import main
 from cartograph.errors import UsageError
@@ -71,8 +72,12 @@ def test_direct_side_counts_every_upstream_tools_list_as_sent(home: Path) -> Non
     assert [t["name"] for t in tools] == [t.name for t in TOOLS]
     assert str(tools[0]["description"]).startswith(str(TOOLS[0].description))
     assert "58 tools on 8 servers" in str(tools[0]["description"])  # the catalog brief
+    # the server's runner shapes a 2025-era result with the SDK's per-version surface
+    # (field order and fields of that schema), so the wire is that, not the client's model
+    sent = serialize_server_result("tools/list", "2025-11-25", {"tools": tools})
+    assert set(sent) == {"tools"}  # no 2026 cache hints on a 2025 wire
     listed = json.dumps(
-        {"jsonrpc": "2.0", "id": 1, "result": {"tools": tools}},
+        {"jsonrpc": "2.0", "id": 1, "result": sent},
         separators=(",", ":"),
         ensure_ascii=False,
     )

@@ -23,7 +23,7 @@ HTTP = HttpUpstream(name="remote", url="https://mcp.example.com/mcp")
 
 
 def mcp(code: int, message: str = "boom") -> MCPError:
-    return MCPError(types.ErrorData(code=code, message=message))
+    return MCPError(code, message)
 
 
 class _Answer(BaseModel):

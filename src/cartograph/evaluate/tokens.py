@@ -26,6 +26,7 @@ from typing import Any
 
 import anyio
 from mcp import ClientSession, types
+from mcp.types.methods import serialize_server_result
 
 from cartograph.cards.model import Card
 from cartograph.errors import GatewayError, SnapshotError, UsageError
@@ -39,10 +40,20 @@ def wire(message: types.JSONRPCRequest | types.JSONRPCResponse) -> str:
     return message.model_dump_json(by_alias=True, exclude_none=True)
 
 
-def response(result: dict[str, Any] | types.Result, request_id: int = 1) -> str:
-    """The wire form of a JSON-RPC response carrying ``result``."""
+WIRE_ERA = "2025-11-25"
+"""The protocol version the counts model: the era today's clients negotiate (a 2026 result also
+carries ``ttlMs``/``cacheScope``/``resultType``, which a 2025 wire drops)."""
+
+
+def response(
+    result: dict[str, Any] | types.Result, request_id: int = 1, method: str | None = None
+) -> str:
+    """The wire form of a JSON-RPC response carrying ``result``; with ``method``, shaped as
+    :data:`WIRE_ERA`'s schema sends it (fields that era lacks dropped, as the SDK does)."""
     if isinstance(result, types.Result):
         result = result.model_dump(by_alias=True, mode="json", exclude_none=True)
+    if method is not None:
+        result = serialize_server_result(method, WIRE_ERA, result)
     return wire(types.JSONRPCResponse(jsonrpc="2.0", id=request_id, result=result))
 
 
@@ -210,7 +221,7 @@ async def measure(
     direct = side.total
     with anyio.fail_after(60):
         listed = await client.list_tools()
-    proxy_list = tok.count(response(listed))
+    proxy_list = tok.count(response(listed, method="tools/list"))
     reports = []
     for k in ks:
         rows, per_tool = [], []
@@ -246,10 +257,12 @@ async def _task_row(
     if result.is_error:
         raise GatewayError(f"discover failed for {task!r}: {_text(result)}")
     returned = _returned(result)
-    d = tok.count(response(result, request_id=2))
+    d = tok.count(response(result, request_id=2, method="tools/call"))
     tool_cost = None
     if returned:
-        tool_cost = (d - tok.count(response(_empty_like(result), request_id=2))) / returned
+        tool_cost = (
+            d - tok.count(response(_empty_like(result), request_id=2, method="tools/call"))
+        ) / returned
     t = tok.count(task)
     c = tok.count(discover_request(task, k))
     row = TaskRow(

@@ -168,6 +168,8 @@ def describe_noise(exc: Exception) -> str:
     if isinstance(exc, ValidationError):
         for err in exc.errors():
             value = err.get("input")
+            if isinstance(value, bytes):  # SDK 2 validates the raw line
+                value = value.decode("utf-8", "replace")
             if isinstance(value, str):
-                return repr(value[:200])
+                return repr(value.rstrip("\n")[:200])
     return repr(str(exc)[:200])

@@ -104,7 +104,7 @@ async def test_serve_over_streamable_http_with_per_client_sessions(http_proxy: s
         await _exercise(alice)
         first = await call(alice, "chaos", "counter")
         async with (
-            streamable_http_client(http_proxy) as (read2, write2, _),
+            streamable_http_client(http_proxy) as (read2, write2),
             ClientSession(read2, write2) as bob,
         ):
             await bob.initialize()

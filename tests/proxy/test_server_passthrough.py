@@ -11,7 +11,7 @@ from typing import Any
 
 import anyio
 import pytest
-from mcp import ClientSession, MCPError, types
+from mcp import ClientSession, types
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from proxykit import CHAOS, FAST, Env, call, chaos_entry, connected, text
 
@@ -124,42 +124,18 @@ async def wait_for(path: Path, content: str) -> None:
 
 
 async def test_an_agents_cancellation_reaches_the_upstream(env: Env) -> None:
+    """The agent gives up on a call (its scope cancelled: the SDK 2 client sends
+    notifications/cancelled for the request); the upstream's handler is cancelled too."""
     marker = env.config_dir / "linger.txt"
     proxy = env.proxy()
-    failures: list[MCPError] = []
     async with connected(proxy) as client:
-        request = types.ClientRequest(
-            types.CallToolRequest(
-                params=types.CallToolRequestParams(
-                    name="call",
-                    arguments={
-                        "server": "chaos",
-                        "tool": "linger",
-                        "arguments": {"marker": str(marker)},
-                    },
-                )
-            )
-        )
-        request_id = client._request_id  # the id send_request takes next
-
-        async def ask() -> None:
-            try:
-                await client.send_request(request, types.CallToolResult)
-            except MCPError as exc:
-                failures.append(exc)
-
+        arguments = {"marker": str(marker)}
         async with anyio.create_task_group() as tg:
-            tg.start_soon(ask)
+            tg.start_soon(call, client, "chaos", "linger", arguments)
             await wait_for(marker, "started")
-            cancel = types.CancelledNotification(
-                params=types.CancelledNotificationParams(
-                    request_id=request_id, reason="changed mind"
-                )
-            )
-            await client.send_notification(types.ClientNotification(cancel))
-            await wait_for(marker, "cancelled")  # the upstream's handler was cancelled
+            tg.cancel_scope.cancel()  # the agent changed its mind
+        await wait_for(marker, "cancelled")  # the upstream's handler was cancelled
         after = await call(client, "chaos", "echo", {"text": "still here"})
-    assert [f.error.message for f in failures] == ["Request cancelled"]
     assert text(after) == "still here"  # the pooled session lives on
     calls = [e for e in AuditLog(env.ws.logs_dir / "audit.jsonl").read() if e["event"] == "call"]
     assert [(e["tool"], e["outcome"]) for e in calls] == [("linger", "cancelled"), ("echo", "ok")]

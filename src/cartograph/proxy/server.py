@@ -144,7 +144,8 @@ def build_server(
             return _json(proxy.status(who).to_json())
         if name == "call":
             meta, client = ctx.meta or {}, clients.key(ctx, who)
-            token = meta.get("progressToken")
+            # SDK 2 hands _meta over by field name (progress_token); a raw dict keeps the alias
+            token = meta.get("progress_token", meta.get("progressToken"))
             return await with_progress(
                 ctx.session,
                 token,

@@ -1,15 +1,17 @@
 """Routing tool calls to upstream servers: one-shot and pooled sessions, and the drift guard.
 
-The exports load on first use: ``cartograph.gateway.drift`` (what the stores need) must not pull
-in the MCP SDK, whose import loads ``cryptography`` (a verifying proxy needs only libsodium).
+Names resolve on first access (:mod:`cartograph.lazy`): ``cartograph.gateway.drift``, which the
+stores import, must not pull in the MCP SDK, whose import loads ``cryptography`` (a verifying
+proxy needs only libsodium).
 """
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
+from cartograph.lazy import exports
+
+if TYPE_CHECKING:  # resolved lazily at run time, see __getattr__
     from cartograph.gateway.base import (
         Connection,
         Connector,
@@ -21,15 +23,16 @@ if TYPE_CHECKING:
     from cartograph.gateway.oneshot import OneShotGateway
     from cartograph.gateway.pool import PooledGateway
 
-_HOMES = {
-    "Connection": "base",
-    "Connector": "base",
-    "Gateway": "base",
-    "Guard": "base",
-    "Limits": "base",
-    "SessionHealth": "base",
-    "OneShotGateway": "oneshot",
-    "PooledGateway": "pool",
+_BASE = "cartograph.gateway.base"
+_EXPORTS = {
+    "Connection": (_BASE, "Connection"),
+    "Connector": (_BASE, "Connector"),
+    "Gateway": (_BASE, "Gateway"),
+    "Guard": (_BASE, "Guard"),
+    "Limits": (_BASE, "Limits"),
+    "SessionHealth": (_BASE, "SessionHealth"),
+    "OneShotGateway": ("cartograph.gateway.oneshot", "OneShotGateway"),
+    "PooledGateway": ("cartograph.gateway.pool", "PooledGateway"),
 }
 
 __all__ = [
@@ -43,9 +46,4 @@ __all__ = [
     "SessionHealth",
 ]
 
-
-def __getattr__(name: str) -> Any:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module 'cartograph.gateway' has no attribute {name!r}")
-    return getattr(importlib.import_module(f"cartograph.gateway.{home}"), name)
+__getattr__, __dir__ = exports(__name__, globals(), _EXPORTS)

@@ -1,0 +1,64 @@
+"""`cartograph serve` as a child process, driven by an SDK 2 client pinned to the 2026-07-28
+era (stateless: no initialize) over stdio and over streamable HTTP; the 2025-11-25 handshake is
+driven in test_serve_cmd.py."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from mcp import Client, StdioServerParameters
+from proxykit import Env, data, text
+from servekit import start_serve, stop_serve
+
+pytestmark = pytest.mark.anyio
+
+CARTOGRAPH = str(Path(sys.executable).with_name("cartograph"))
+MODERN = "2026-07-28"
+
+
+async def _exercise_modern(client: Client) -> None:
+    with anyio.fail_after(60):
+        listed = await client.session.list_tools()
+        found = data(await client.call_tool("discover", {"task": "add two numbers", "k": 2}))
+        added = await client.call_tool(
+            "call", {"server": "chaos", "tool": "add", "arguments": {"a": 1, "b": 2}}
+        )
+        status = data(await client.call_tool("status", {}))
+    assert client.protocol_version == MODERN
+    assert sorted(t.name for t in listed.tools) == ["call", "discover", "status"]
+    assert (listed.ttl_ms, listed.cache_scope) == (30_000, "private")  # the proxy's cache hint
+    assert found["tools"] and found["tools"][0]["tool"] == "add"
+    assert text(added) == "3" and not added.is_error
+    assert {s["server"] for s in status["servers"]} >= {"chaos"}
+
+
+async def test_a_2026_client_over_stdio_needs_no_handshake(
+    env: Env, capfd: pytest.CaptureFixture[str]
+) -> None:
+    params = StdioServerParameters(
+        command=CARTOGRAPH,
+        args=["--home", str(env.ws.root), "serve", "--config", str(env.config())],
+    )
+    async with Client(params, mode=MODERN) as client:
+        await _exercise_modern(client)
+    logged = capfd.readouterr().err
+    assert "validation error" not in logged.lower()  # the front answered within its schema
+
+
+async def test_a_2026_client_over_http_is_served_stateless(env: Env) -> None:
+    proc, url, _ = start_serve(env, "--transport", "http", "--insecure-open", "--port", "0")
+    try:
+        async with Client(url, mode=MODERN) as client:
+            await _exercise_modern(client)
+            counted: list[Any] = []
+            for _ in range(2):  # no session: each call is its own, on the pooled upstream
+                called = await client.call_tool("call", {"server": "chaos", "tool": "counter"})
+                counted.append(text(called))
+    finally:
+        logged = stop_serve(proc)
+    assert counted[1] == str(int(counted[0]) + 1)
+    assert "validation error" not in logged.lower()

@@ -4,11 +4,13 @@ driven in test_serve_cmd.py."""
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 from typing import Any
 
 import anyio
+import httpx
 import pytest
 from mcp import Client, StdioServerParameters
 from proxykit import Env, data, text
@@ -62,3 +64,38 @@ async def test_a_2026_client_over_http_is_served_stateless(env: Env) -> None:
         logged = stop_serve(proc)
     assert counted[1] == str(int(counted[0]) + 1)
     assert "validation error" not in logged.lower()
+
+
+async def test_an_unsupported_version_over_http_is_refused_naming_the_supported_ones(
+    env: Env,
+) -> None:
+    asked = "2099-01-01"
+    body = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "server/discover",
+        "params": {
+            "_meta": {
+                "io.modelcontextprotocol/protocolVersion": asked,
+                "io.modelcontextprotocol/clientCapabilities": {},
+            }
+        },
+    }
+    headers = {
+        "Accept": "application/json, text/event-stream",
+        "MCP-Protocol-Version": asked,
+        "Mcp-Method": "server/discover",
+    }
+    proc, url, _ = start_serve(env, "--transport", "http", "--insecure-open", "--port", "0")
+    try:
+        async with httpx.AsyncClient(timeout=30) as http:
+            answer = await http.post(url, json=body, headers=headers)
+    finally:
+        stop_serve(proc)
+    raw = answer.text
+    if raw.lstrip().startswith(("event:", "data:")):  # an SSE reply: its data line
+        raw = next(line[5:] for line in raw.splitlines() if line.startswith("data:"))
+    error = json.loads(raw)["error"]
+    assert error["code"] == -32022, error
+    assert error["data"]["requested"] == asked
+    assert MODERN in error["data"]["supported"]

@@ -1,10 +1,11 @@
 """`cartograph serve` as a child process, driven by an SDK 2 client pinned to the 2026-07-28
 era (stateless: no initialize) over stdio and over streamable HTTP; the 2025-11-25 handshake is
-driven in test_serve_cmd.py."""
+driven in test_serve_cmd.py (SDK 2) and here by an SDK 1.x client."""
 
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -14,6 +15,7 @@ import httpx
 import pytest
 from mcp import Client, StdioServerParameters
 from proxykit import Env, data, text
+from sdk1 import sdk1_python
 from servekit import start_serve, stop_serve
 
 pytestmark = pytest.mark.anyio
@@ -99,3 +101,19 @@ async def test_an_unsupported_version_over_http_is_refused_naming_the_supported_
     assert error["code"] == -32022, error
     assert error["data"]["requested"] == asked
     assert MODERN in error["data"]["supported"]
+
+
+def test_a_2025_sdk1_client_over_stdio_gets_the_handshake_era(env: Env) -> None:
+    command = [CARTOGRAPH, "--home", str(env.ws.root), "serve", "--config", str(env.config())]
+    client = Path(__file__).resolve().parents[1] / "support" / "sdk1_client.py"
+    done = subprocess.run(
+        [sdk1_python(), str(client), *command], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    seen = json.loads(done.stdout)
+    assert seen["protocol"] == "2025-11-25"
+    assert seen["tools"] == ["call", "discover", "status"]
+    assert "ttlMs" not in seen["listed"] and "cacheScope" not in seen["listed"]  # 2026 only
+    assert seen["discover"]["tools"][0]["tool"] == "add"
+    assert seen["added"] == "5"
+    assert "validation error" not in done.stderr.lower()

@@ -5,4 +5,5 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"
 bash scripts/setup.sh
 bash scripts/setup-sdk1.sh  # the 2025-era SDK our test upstreams run on
+bash scripts/setup-inspector.sh  # the MCP Inspector CLI, a third-party client for the era tests
 exec .venv/bin/pytest "$@"

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -16,11 +15,10 @@ import pytest
 from mcp import Client, StdioServerParameters
 from proxykit import Env, data, text
 from sdk1 import sdk1_python
-from servekit import start_serve, stop_serve
+from servekit import CARTOGRAPH, start_serve, stop_serve
 
 pytestmark = pytest.mark.anyio
 
-CARTOGRAPH = str(Path(sys.executable).with_name("cartograph"))
 MODERN = "2026-07-28"
 
 

@@ -6,14 +6,13 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 from proxykit import Env
+from servekit import CARTOGRAPH
 
-CARTOGRAPH = str(Path(sys.executable).with_name("cartograph"))
 INSPECTOR = Path(__file__).resolve().parents[2] / ".inspector" / "node_modules" / ".bin"
 
 

@@ -21,7 +21,7 @@ from pydantic import ValidationError
 from cartograph.errors import UpstreamError
 from cartograph.upstream.connect import list_tools_raw
 from cartograph.upstream.failures import protocol_error
-from cartograph.upstream.listings import advertised, list_listings
+from cartograph.upstream.listings import advertised, list_listings, send_raw
 
 IncomingMessage = types.ServerNotification | Exception
 MessageHandler = Callable[[IncomingMessage], Awaitable[None]]
@@ -199,23 +199,23 @@ async def forward_call(
     progress: ProgressFnT | None = None,
 ) -> types.CallToolResult:
     """tools/call as a pass-through: unlike ``ClientSession.call_tool`` it neither lists the
-    tools with the SDK's strict models (some publishers' schemas fail them) nor re-validates
-    structured output (the agent's own client does that). ``meta`` goes out as the request's
-    ``_meta``. A result that is not a CallToolResult at all becomes an :class:`UpstreamError`.
+    tools with the SDK's strict models (some publishers' schemas fail them) nor checks the
+    result against the revision's wire models (the agent's own client does that; a result
+    field the era does not define reaches the agent as sent). ``meta`` goes out as the
+    request's ``_meta``. A result that is not a CallToolResult at all becomes an
+    :class:`UpstreamError`.
 
     With ``progress``, the request carries a progress token of the session's own and each
     ``notifications/progress`` the upstream sends for it is handed to ``progress``. When the
     caller is cancelled (the agent cancelled its request, or the call timed out), the upstream
     is sent ``notifications/cancelled`` for the request (the SDK's dispatcher does that when the
     waiting scope is cancelled)."""
-    raw: dict[str, Any] = {"name": tool, "arguments": arguments}
+    params: dict[str, Any] = {"name": tool, "arguments": arguments}
     if meta:
-        raw["_meta"] = meta
-    params = types.CallToolRequestParams.model_validate(raw)
+        params["_meta"] = meta
+    raw = await send_raw(session, "tools/call", params, progress=progress)
     try:
-        return await session.send_request(
-            types.CallToolRequest(params=params), types.CallToolResult, progress_callback=progress
-        )
+        return types.CallToolResult.model_validate(raw, by_name=False)
     except ValidationError as exc:
         raise protocol_error(server, exc, "tools/call") from None
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 import logging
 import os
 import re
+import select
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -32,7 +33,9 @@ from mcp.shared.message import SessionMessage
 
 logger = logging.getLogger(__name__)
 
-READ_CHUNK = 256 * 1024
+# Under glibc's mmap threshold (128 KiB): a larger os.read buffer is mapped and unmapped on
+# every read (21 us a read of a 300-byte message at 256 KiB, 2 us at 64 KiB).
+READ_CHUNK = 64 * 1024
 WRITE_PIECE = 4096  # PIPE_BUF on Linux: a write this small never blocks on a writable pipe
 _EDGE = 512
 _ID = rb'"id"\s*:\s*("(?:[^"\\]|\\.)*"|-?\d+)'
@@ -117,7 +120,7 @@ class _Output:
         view = memoryview(data)
         async with self.lock:
             while view:
-                if self.pollable:
+                if self.pollable and not _writable_now(self.fd):
                     try:
                         await anyio.wait_writable(self.fd)
                     except (OSError, ValueError):
@@ -127,6 +130,16 @@ class _Output:
                 except BlockingIOError:
                     continue
                 view = view[sent:]
+
+
+def _writable_now(fd: int) -> bool:
+    """Whether a write of up to PIPE_BUF bytes to ``fd`` goes through at once: one poll
+    syscall, where waiting on the event loop registers the descriptor, waits a loop turn and
+    unregisters it again, for every message (a pipe to a reading client is nearly always
+    writable)."""
+    poller = select.poll()
+    poller.register(fd, select.POLLOUT)
+    return bool(poller.poll(0))
 
 
 class _Oversized:

@@ -69,6 +69,9 @@ def lenient(name: str, arguments: dict[str, Any]) -> dict[str, Any]:
 
 
 def check_input(name: str, arguments: dict[str, Any]) -> list[str]:
+    """What is wrong with a call of one of the three tools (empty when nothing is)."""
+    if name == "call" and _well_formed_call(arguments):
+        return []
     validator = _VALIDATORS.get(name)
     if validator is None:
         return []
@@ -76,3 +79,13 @@ def check_input(name: str, arguments: dict[str, Any]) -> list[str]:
         f"{'.'.join(map(str, e.absolute_path)) or 'input'}: {e.message}"
         for e in validator.iter_errors(arguments)
     ]
+
+
+def _well_formed_call(arguments: dict[str, Any]) -> bool:
+    """``call``'s whole input schema, checked without jsonschema: the proxy's hottest path
+    (iterating the compiled validator cost 0.08 ms a call, a tenth of the hop)."""
+    return (
+        isinstance(arguments.get("server"), str)
+        and isinstance(arguments.get("tool"), str)
+        and isinstance(arguments.get("arguments", {}), dict)
+    )

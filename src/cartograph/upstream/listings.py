@@ -16,6 +16,7 @@ from typing import Any
 
 import mcp.types as types
 from mcp import ClientSession, MCPError
+from mcp.shared.dispatcher import ProgressFnT
 
 from cartograph.errors import UpstreamError
 
@@ -38,7 +39,11 @@ _IDENTITY = {
 
 
 async def send_raw(
-    session: ClientSession, method: str, params: dict[str, Any] | None
+    session: ClientSession,
+    method: str,
+    params: dict[str, Any] | None,
+    *,
+    progress: ProgressFnT | None = None,
 ) -> dict[str, Any]:
     """``method`` in the session's negotiated era, its result as the dict the server sent.
 
@@ -46,11 +51,12 @@ async def send_raw(
     and those reject what real publishers send (an input schema without ``"type"``, an output
     schema that is not an object). This stamps the request as the session does (the
     2026-07-28 ``_meta`` envelope and headers, or nothing on a 2025 session) and returns the
-    raw result."""
+    raw result. With ``progress``, the request carries a progress token and each
+    ``notifications/progress`` the server sends for it is handed to ``progress``."""
     data: dict[str, Any] = {"method": method}
     if params is not None:
         data["params"] = params
-    opts: dict[str, Any] = {}
+    opts: dict[str, Any] = {} if progress is None else {"on_progress": progress}
     session._stamp(data, opts)  # pyright: ignore[reportPrivateUsage, reportArgumentType]
     dispatcher = session._dispatcher  # pyright: ignore[reportPrivateUsage]
     return await dispatcher.send_raw_request(method, data.get("params"), opts)  # pyright: ignore[reportArgumentType]

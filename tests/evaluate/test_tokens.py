@@ -16,7 +16,7 @@ from cartograph.errors import UsageError
 from cartograph.evaluate.tokenizers import load_tokenizer
 from cartograph.evaluate.tokens import example_tasks, latest_snapshot
 from cartograph.proxy.memory import in_memory_client, measure_tokens
-from cartograph.proxy.server import TOOLS
+from cartograph.proxy.tools import TOOLS
 from cartograph.storage import load_verified
 from cartograph.workspace import Workspace
 

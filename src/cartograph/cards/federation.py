@@ -199,26 +199,38 @@ class _Import:
             )
         here = self.cards.get(name)
         if here is None or here.signature is None:
-            if self.target.holds(name):
-                return self.refuse(
-                    path,
-                    name,
-                    f"{self.target.location(name)} exists here and does "
-                    "not verify; fix or remove it (`cartograph cards verify` says "
-                    "why) before importing over it",
-                    "clash",
-                )
-            self.write(name, card, raw, alias=False)
-            self.result.imported.append(name)
-            return None
+            return self.new(path, name, card, raw)
         if self.same_or_update(path, name, card, raw):
             return None
+        return self.clash(path, name, card, raw, here.signature.key_id)
+
+    def new(self, path: Path, name: str, card: Card, raw: bytes) -> None:
+        """A server with no verified card here: imported, unless an unverifiable file holds
+        its place."""
+        if self.target.holds(name):
+            return self.refuse(
+                path,
+                name,
+                f"{self.target.location(name)} exists here and does "
+                "not verify; fix or remove it (`cartograph cards verify` says "
+                "why) before importing over it",
+                "clash",
+            )
+        self.write(name, card, raw, alias=False)
+        self.result.imported.append(name)
+        return None
+
+    def clash(self, path: Path, name: str, card: Card, raw: bytes, here_key: str) -> None:
+        """A server whose card here another signer signed: refused, or kept under
+        ``--rename``'s prefix."""
+        sig = card.signature
+        assert sig is not None
         if self.prefix is None:
             return self.refuse(
                 path,
                 name,
                 f"server {name!r} clashes: the card here is signed by "
-                f"{here.signature.key_id}, the imported one by {sig.key_id} "
+                f"{here_key}, the imported one by {sig.key_id} "
                 f"({_signer(self.trust, sig.key_id)}); not merged. Import with "
                 "--rename PREFIX to keep both (the import becomes PREFIX+name), "
                 "or remove one",

@@ -25,7 +25,7 @@ from cartograph.cli.common import (
 from cartograph.errors import ConfigError, IndexError_, UsageError
 
 if TYPE_CHECKING:
-    from cartograph.rift.analyze import Method
+    from cartograph.rift.analyze import Method, RiftConfig
     from cartograph.rift.cluster import Linkage
     from cartograph.rift.margin import MarginScope
     from cartograph.rift.report import FailOn, RiftReport
@@ -157,10 +157,7 @@ def rift(
     limit: int,
 ) -> None:
     """Find tools whose signed cards are too close to tell apart."""
-    from cartograph.rift.analyze import RiftConfig
     from cartograph.rift.html import render_html
-    from cartograph.rift.margin import MarginThresholds
-    from cartograph.rift.queries import QueryOptions
     from cartograph.rift.workspace import regenerate as do_regenerate
     from cartograph.rift.workspace import run_rift
     from cartograph.storage import open_store
@@ -169,16 +166,16 @@ def rift(
         raise UsageError(f"--high ({margin_high}) must not exceed --medium ({margin_medium})")
     if regenerate and method != "rift":
         raise UsageError("--regenerate works with --method rift only")
-    config = RiftConfig(
-        method=method,
-        theta=theta,
-        linkage=linkage,
-        use_margin=not no_margin,
-        margin_scope=margin_scope,
-        margin_thresholds=MarginThresholds(high=margin_high, medium=margin_medium),
-        margin_score=margin_score,  # type: ignore[arg-type]
-        substitutes=not no_substitutes,
-        query_options=QueryOptions(style=query_style),  # type: ignore[arg-type]
+    config = _config(
+        method,
+        theta,
+        linkage,
+        not no_margin,
+        margin_scope,
+        (margin_high, margin_medium),
+        margin_score,
+        query_style,
+        not no_substitutes,
     )
     ws = app.workspace
     try:
@@ -200,6 +197,35 @@ def rift(
         stderr.print(f"HTML report written to {html_file}", highlight=False)
     if report.fails(fail_on):
         raise SystemExit(1)
+
+
+def _config(
+    method: Method,
+    theta: float,
+    linkage: Linkage,
+    use_margin: bool,
+    margin_scope: MarginScope,
+    thresholds: tuple[float, float],
+    margin_score: str,
+    query_style: str,
+    substitutes: bool,
+) -> RiftConfig:
+    """The analysis settings the options ask for (``thresholds``: HIGH and MEDIUM margins)."""
+    from cartograph.rift.analyze import RiftConfig
+    from cartograph.rift.margin import MarginThresholds
+    from cartograph.rift.queries import QueryOptions
+
+    return RiftConfig(
+        method=method,
+        theta=theta,
+        linkage=linkage,
+        use_margin=use_margin,
+        margin_scope=margin_scope,
+        margin_thresholds=MarginThresholds(high=thresholds[0], medium=thresholds[1]),
+        margin_score=margin_score,  # type: ignore[arg-type]
+        substitutes=substitutes,
+        query_options=QueryOptions(style=query_style),  # type: ignore[arg-type]
+    )
 
 
 def _print_table(report: RiftReport, limit: int) -> None:

@@ -20,7 +20,7 @@ from cartograph.cards.seal import sign_card
 from cartograph.errors import CartographError, UsageError
 from cartograph.generate import GENERATORS, GeneratorName
 from cartograph.trust.keys import OperatorKey
-from cartograph.upstream.snapshot import Snapshot
+from cartograph.upstream.snapshot import ServerSnapshot, Snapshot
 from cartograph.workspace import Workspace
 
 if TYPE_CHECKING:
@@ -46,6 +46,36 @@ class AttestResult:
     failed: dict[str, str] = field(default_factory=dict)
     llm: LLMStats | None = None
     """Token usage, cache hits and fallbacks of an ``llm`` run (None for ``bootstrap``)."""
+
+
+def _llm_cards(
+    ws: Workspace,
+    servers: list[ServerSnapshot],
+    llm: LLMSettings | None,
+    created: str,
+    snap_hash: str,
+    on_tool: OnTool | None,
+    result: AttestResult,
+) -> dict[str, GeneratedCard]:
+    """The operator's LLM's cards for ``servers`` (by name); its token usage and the servers
+    it failed on go into ``result``."""
+    if llm is None:
+        raise UsageError("the llm generator needs LLM settings (base_url, model)")
+    from cartograph.generate.llm.cache import LLMCache
+    from cartograph.generate.llm.generator import generate_llm_cards
+
+    run = generate_llm_cards(
+        servers,
+        llm,
+        LLMCache.for_workspace(ws),
+        created_at=created,
+        snapshot_hash=snap_hash,
+        on_tool=on_tool,
+    )
+    result.llm = run.stats
+    for name, exc in run.failed.items():
+        result.failed[name] = str(exc)
+    return run.cards
 
 
 def attest_snapshot(
@@ -80,22 +110,9 @@ def attest_snapshot(
     ]
     pre: dict[str, GeneratedCard] = {}
     if generator == "llm":
-        if llm is None:
-            raise UsageError("the llm generator needs LLM settings (base_url, model)")
-        from cartograph.generate.llm.cache import LLMCache
-        from cartograph.generate.llm.generator import generate_llm_cards
-
-        run = generate_llm_cards(
-            [s for _, s in chosen if not s.error],
-            llm,
-            LLMCache.for_workspace(ws),
-            created_at=created,
-            snapshot_hash=snap_hash,
-            on_tool=on_tool,
+        pre = _llm_cards(
+            ws, [s for _, s in chosen if not s.error], llm, created, snap_hash, on_tool, result
         )
-        pre, result.llm = run.cards, run.stats
-        for name, exc in run.failed.items():
-            result.failed[name] = str(exc)
     for name, server in chosen:
         if server.error:
             result.failed[name] = server.error

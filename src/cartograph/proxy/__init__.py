@@ -15,12 +15,13 @@ from cartograph.lazy import exports
 
 if TYPE_CHECKING:  # resolved lazily at run time, see __getattr__
     from cartograph.proxy.core import Proxy, ProxySettings
-    from cartograph.proxy.server import TOOLS, build_server, serve_http, serve_stdio
+    from cartograph.proxy.server import build_server, serve_http, serve_stdio
+    from cartograph.proxy.tools import TOOLS
 
 _EXPORTS: dict[str, tuple[str, str]] = {
     "Proxy": ("cartograph.proxy.core", "Proxy"),
     "ProxySettings": ("cartograph.proxy.core", "ProxySettings"),
-    "TOOLS": ("cartograph.proxy.server", "TOOLS"),
+    "TOOLS": ("cartograph.proxy.tools", "TOOLS"),
     "build_server": ("cartograph.proxy.server", "build_server"),
     "serve_http": ("cartograph.proxy.server", "serve_http"),
     "serve_stdio": ("cartograph.proxy.server", "serve_stdio"),

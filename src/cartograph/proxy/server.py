@@ -1,10 +1,11 @@
-"""The MCP server an agent connects to: exactly three tools, over stdio or streamable HTTP,
-and the upstreams' prompts and resources under server-qualified names
-(:mod:`cartograph.proxy.front`).
+"""The MCP server an agent connects to: exactly three tools (:mod:`cartograph.proxy.handlers`),
+over stdio or streamable HTTP, and the upstreams' prompts and resources under server-qualified
+names (:mod:`cartograph.proxy.front`).
 
-A thin shell over :class:`~cartograph.proxy.core.Proxy`. This is the tool-call boundary:
-domain errors become MCP tool errors (``isError``) with their message, timeouts already say
-"retry", and anything unexpected is logged and masked so the proxy keeps serving. An upstream's
+A thin shell over :class:`~cartograph.proxy.core.Proxy`: this module builds the server and
+serves it on a transport. At the tool-call boundary domain errors become MCP tool errors
+(``isError``) with their message, timeouts already say "retry", and anything unexpected is
+logged and masked so the proxy keeps serving. An upstream's
 result of ``call`` is returned whole, as the upstream sent it (``content`` of every type,
 ``structuredContent``, ``isError``, ``_meta``); the SDK checks a result against an output schema
 only for a tool it lists with one, and ``call`` has none. Its progress reaches the agent when
@@ -14,7 +15,6 @@ reaches the upstream (:func:`cartograph.gateway.base.forward_call`).
 
 from __future__ import annotations
 
-import json
 import logging
 import signal
 import socket
@@ -27,34 +27,23 @@ from typing import Any
 import anyio
 import anyio.abc
 import uvicorn
-from mcp import types
 from mcp.server.caching import CacheableMethod, CacheHint
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
 
 from cartograph.access.guard import Access, Caller
-from cartograph.access.http import AuthMiddleware, caller_of
-from cartograph.errors import AuthError, CartographError, RateLimited
-from cartograph.proxy.brief import ListWatch, discover_description, proxy_brief
-from cartograph.proxy.clients import Clients, Ctx, connection_of, is_modern
+from cartograph.access.http import AuthMiddleware
 from cartograph.proxy.core import Proxy
 from cartograph.proxy.front import FrontServer, register_federation
+from cartograph.proxy.handlers import ToolHandlers
 from cartograph.proxy.http_limit import BodyLimit
-from cartograph.proxy.progress import with_progress
 from cartograph.proxy.stdio import bounded_stdio_server
-from cartograph.proxy.tools import TOOLS, check_input, lenient
-from cartograph.upstream.chain import meta_chain
 
 logger = logging.getLogger(__name__)
 
 INSTRUCTIONS = (
     "Many tools sit behind this server. Use discover with your task to get the right tools and "
     "their input schemas, then call one with server, tool and arguments."
-)
-
-MASKED = (
-    "internal error in the proxy (details are in its log); it keeps serving: retry, or use "
-    "another tool"
 )
 
 
@@ -77,111 +66,25 @@ Private: what is listed depends on the caller's policy."""
 def build_server(
     proxy: Proxy, access: Access | None = None, caller: Caller | None = None
 ) -> FrontServer:
-    """The low-level MCP server exposing discover, call and status for ``proxy``, to clients
-    of both protocol eras.
+    """The low-level MCP server exposing discover, call and status for ``proxy`` (and the
+    upstreams' prompts and resources), to clients of both protocol eras.
 
-    With ``access``, every tool call runs as a :class:`Caller` (the one the HTTP middleware
+    With ``access``, every request runs as a :class:`Caller` (the one the HTTP middleware
     attached to the request, else ``caller``) under its policy and limits; without it, as
     before: no policy, no limits.
     """
-    clients = Clients(proxy)
-    watch = ListWatch()
-    proxy.list_watches.append(watch)
-
-    def current_caller(ctx: Ctx) -> Caller | None:
-        if access is None:
-            return None
-        found = caller_of(ctx.request) or caller
-        if found is None:
-            raise AuthError("no authenticated client for this request")
-        return found
-
-    async def list_tools(ctx: Ctx, _: types.PaginatedRequestParams | None) -> types.ListToolsResult:
-        if not is_modern(ctx):  # the 2026-07-28 era has no connection to tell
-            watch.remember(connection_of(ctx))
-        brief = await anyio.to_thread.run_sync(proxy_brief, proxy, current_caller(ctx))
-        described = TOOLS[0].model_copy(update={"description": discover_description(brief)})
-        return types.ListToolsResult(tools=[described, *TOOLS[1:]])
-
-    async def call_tool(ctx: Ctx, params: types.CallToolRequestParams) -> types.CallToolResult:
-        name = params.name
-        arguments = lenient(name, params.arguments or {})
-        problems = check_input(name, arguments)
-        if problems:
-            return _error(f"{name}: invalid input: {'; '.join(problems)}")
-        who: Caller | None = None
-        try:
-            who = current_caller(ctx)
-            if who is None or access is None:
-                return await _dispatch(ctx, name, arguments, None)
-            with access.limiter.slot(
-                who.name, who.policy.calls_per_minute, who.policy.max_concurrent
-            ):
-                return await _dispatch(ctx, name, arguments, who)
-        except RateLimited as exc:
-            proxy.audit.write("rate-limited", client=who.name if who else None, tool=name)
-            return _error(str(exc))
-        except CartographError as exc:
-            return _error(str(exc))
-        except Exception:  # boundary: log and mask the unexpected
-            logger.exception("unexpected error in %s", name)
-            return _error(MASKED)
-
-    async def _dispatch(
-        ctx: Ctx, name: str, arguments: dict[str, Any], who: Caller | None
-    ) -> types.CallToolResult:
-        if name == "discover":
-            task, k = str(arguments["task"]), int(arguments.get("k", 5))
-            answer = await proxy.discover(
-                task,
-                k,
-                caller=who,
-                client=clients.key(ctx, who),
-                keywords=arguments.get("keywords"),
-            )
-            return _json(answer.to_json())
-        if name == "status":
-            return _json(proxy.status(who).to_json())
-        if name == "call":
-            meta, client = ctx.meta or {}, clients.key(ctx, who)
-            # SDK 2 hands _meta over by field name (progress_token); a raw dict keeps the alias
-            token = meta.get("progress_token", meta.get("progressToken"))
-            return await with_progress(
-                ctx.session,
-                token,
-                ctx.request_id or "",
-                lambda progress: proxy.call(
-                    str(arguments["server"]),
-                    str(arguments["tool"]),
-                    arguments.get("arguments") or {},
-                    client=client,
-                    caller=who,
-                    chain=meta_chain(meta),
-                    progress=progress,
-                ),
-            )
-        return _error(f"unknown tool {name!r}; this server has discover, call and status")
-
+    tools = ToolHandlers(proxy, access, caller)
     server = FrontServer(
         "cartograph",
         version=_version(),
         instructions=INSTRUCTIONS,
         cache_hints=CACHE_HINTS,
-        on_list_tools=list_tools,
-        on_call_tool=call_tool,
+        on_list_tools=tools.list_tools,
+        on_call_tool=tools.call_tool,
     )
     server.subscribe = proxy.settings.mode == "pooled"
-    register_federation(server, proxy, access, current_caller, clients)
+    register_federation(server, proxy, access, tools.current_caller, tools.clients)
     return server
-
-
-def _json(data: Any) -> types.CallToolResult:
-    text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
-    return types.CallToolResult(content=[types.TextContent(type="text", text=text)])
-
-
-def _error(text: str) -> types.CallToolResult:
-    return types.CallToolResult(content=[types.TextContent(type="text", text=text)], is_error=True)
 
 
 async def serve_stdio(proxy: Proxy, caller: Caller | None = None) -> None:

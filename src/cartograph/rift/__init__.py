@@ -12,9 +12,10 @@ to a workspace's verified cards and index.
 
 from __future__ import annotations
 
-from cartograph.rift.analyze import METHODS, RiftConfig, RiftTool, analyze, flagged_tools
+from cartograph.rift.analyze import METHODS, RiftConfig, RiftTool, analyze
 from cartograph.rift.cluster import Cluster, agglomerative_clusters, threshold_groups
 from cartograph.rift.diagnose import REGENERATE, diagnose, tokens
+from cartograph.rift.flagged import flagged_tools
 from cartograph.rift.margin import CohesionThresholds, MarginThresholds, Risk
 from cartograph.rift.queries import synthetic_query
 from cartograph.rift.report import ClusterReport, RiftReport, Summary

@@ -23,7 +23,8 @@ import numpy as np
 from cartograph import clock
 from cartograph.cards.model import Card
 from cartograph.errors import CartographError, IndexError_, SnapshotError
-from cartograph.rift.analyze import RankScores, RiftConfig, RiftTool, analyze, flagged_tools
+from cartograph.rift.analyze import RankScores, RiftConfig, RiftTool, analyze
+from cartograph.rift.flagged import flagged_tools
 from cartograph.rift.report import RiftReport
 from cartograph.upstream.snapshot import ServerSnapshot, load_snapshot
 from cartograph.workspace import Workspace

@@ -30,6 +30,7 @@ import mcp.types as types
 from anyio.abc import ObjectReceiveStream
 from anyio.streams.memory import MemoryObjectReceiveStream
 from mcp import ClientSession, MCPError
+from mcp.client.session import MessageHandlerFnT
 from mcp_types.version import LATEST_MODERN_VERSION
 from pydantic import ValidationError
 
@@ -125,16 +126,7 @@ async def open_session(
     doing = "start" if stderr is not None else "connect"
     ready = False
 
-    async def on_message(
-        message: types.ServerNotification | Exception,
-    ) -> None:
-        if isinstance(message, Exception):
-            if len(noise) < 5:
-                noise.append(describe_noise(message))
-            logger.debug("upstream %r sent something that is not JSON-RPC: %s", cfg.name, message)
-        if message_handler is not None:  # e.g. the gateway's drift guard (tools/list_changed)
-            await message_handler(message)
-
+    on_message = _noting_noise(cfg.name, noise, message_handler)
     try:
         grace = STDIO_CLEANUP_GRACE if stderr is not None else 0.0
         with anyio.CancelScope(deadline=anyio.current_time() + timeout + grace) as scope:
@@ -158,22 +150,46 @@ async def open_session(
         if scope.cancelled_caught and not ready:
             raise TimeoutError
     except BaseException as exc:
-        if ready:
+        if ready:  # raised in the body: unwrapped from the SDK's groups, not mapped
             leaf = single_leaf(exc)
             if leaf is exc:
                 raise
             raise leaf from exc
-        cancelled = anyio.get_cancelled_exc_class()
-        if isinstance(exc, cancelled) or not isinstance(exc, Exception | BaseExceptionGroup):
-            raise  # an outer cancellation, KeyboardInterrupt, SystemExit: not the upstream's fault
-        if isinstance(exc, BaseExceptionGroup) and exc.split(cancelled)[1] is None:
-            raise  # nothing but cancellations inside the SDK's task groups
+        if not _upstreams_fault(exc):
+            raise
         raise map_upstream_error(
             cfg, exc, doing, stderr=stderr, noise=noise, timeout=timeout
         ) from exc
     finally:
         if stderr is not None:
             stderr.close()
+
+
+def _noting_noise(
+    name: str, noise: list[str], then: Callable[[Any], Awaitable[None]] | None
+) -> MessageHandlerFnT:
+    """A ``ClientSession`` message handler that keeps the first five stdout lines that were not
+    JSON-RPC (for the error hint) and hands every message on to ``then``."""
+
+    async def on_message(message: types.ServerNotification | Exception) -> None:
+        if isinstance(message, Exception):
+            if len(noise) < 5:
+                noise.append(describe_noise(message))
+            logger.debug("upstream %r sent something that is not JSON-RPC: %s", name, message)
+        if then is not None:  # e.g. the gateway's drift guard (tools/list_changed)
+            await then(message)
+
+    return on_message
+
+
+def _upstreams_fault(exc: BaseException) -> bool:
+    """Whether a failure while starting a session is the upstream's to report; an outer
+    cancellation, KeyboardInterrupt or SystemExit, or nothing but cancellations inside the SDK's
+    task groups, is not."""
+    cancelled = anyio.get_cancelled_exc_class()
+    if isinstance(exc, cancelled) or not isinstance(exc, Exception | BaseExceptionGroup):
+        return False
+    return not (isinstance(exc, BaseExceptionGroup) and exc.split(cancelled)[1] is None)
 
 
 async def negotiate(session: ClientSession, name: str) -> types.InitializeResult:
@@ -296,6 +312,13 @@ class SnapshotOutcome:
         return iter((self.snapshot, self.failures))
 
 
+def _log_done(done: ServerDone) -> None:
+    if done.error is not None:
+        logger.warning("%s", done.error)
+    else:
+        logger.info("upstream %r: %d tools in %.2fs", done.name, done.tools, done.seconds)
+
+
 async def snapshot_servers(
     configs: Iterable[UpstreamConfig] | Mapping[str, UpstreamConfig],
     *,
@@ -333,26 +356,17 @@ async def snapshot_servers(
             seconds[cfg.name] = time.perf_counter() - t0
         if error is not None:
             failures[cfg.name] = error
-            logger.warning("%s", error)
-        else:
-            logger.info(
-                "upstream %r: %d tools in %.2fs",
-                cfg.name,
-                len(servers[cfg.name].tools),
-                seconds[cfg.name],
-            )
+        done = ServerDone(
+            name=cfg.name,
+            done=len(seconds),
+            total=len(items),
+            seconds=seconds[cfg.name],
+            tools=len(servers[cfg.name].tools) if error is None else 0,
+            error=error,
+        )
+        _log_done(done)
         if on_progress is not None:
-            snap = servers.get(cfg.name)
-            on_progress(
-                ServerDone(
-                    name=cfg.name,
-                    done=len(seconds),
-                    total=len(items),
-                    seconds=seconds[cfg.name],
-                    tools=len(snap.tools) if snap else 0,
-                    error=error,
-                )
-            )
+            on_progress(done)
 
     async with anyio.create_task_group() as tg:
         for cfg in items:

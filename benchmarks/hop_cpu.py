@@ -10,6 +10,7 @@ call so that the machine's load falls on all alike:
   direct   SDK client -> upstream (one warm session)
   pooled   SDK client -> `cartograph serve` (stdio, pooled) -> upstream
   hop      SDK client -> `cartograph serve`, a call refused by argument validation
+  discover SDK client -> `cartograph serve`, discover for the tool's name (top 5)
 
 For each: wall median, and CPU ms per call of the client (this process), of the proxy process
 (its own, not its upstream's) and of the upstream. ``--compare-src`` starts a second proxy
@@ -122,6 +123,8 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
             suffix = "" if len(proxies) == 1 else f" ({label})"
             scenarios[f"pooled{suffix}"] = (session, "call", good, direct_pid, pid)
             scenarios[f"hop{suffix}"] = (session, "call", bad, direct_pid, pid)
+            ask = {"task": f"{args.tool.replace('_', ' ')} on {args.server}", "k": 5}
+            scenarios[f"discover{suffix}"] = (session, "discover", ask, direct_pid, pid)
         return await measure(scenarios, args.calls)
 
 

@@ -31,6 +31,8 @@ from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStre
 from mcp import types
 from mcp.shared.message import SessionMessage
 
+from cartograph.transport.stdio_bounded import parse_line
+
 logger = logging.getLogger(__name__)
 
 # Under glibc's mmap threshold (128 KiB): a larger os.read buffer is mapped and unmapped on
@@ -66,7 +68,7 @@ async def bounded_stdio_server(
                         if isinstance(item, _Oversized):
                             await out.write(item.reply())
                         else:
-                            await read_writer.send(_parse(item))
+                            await read_writer.send(parse_line(item, peer="client"))
             except (anyio.ClosedResourceError, anyio.BrokenResourceError, BrokenPipeError):
                 await anyio.lowlevel.checkpoint()
 
@@ -202,10 +204,3 @@ class _Lines:
                 out.append(bytes(self.buf))
             self.buf = bytearray()
             start = nl + 1
-
-
-def _parse(line: bytes) -> SessionMessage | Exception:
-    try:
-        return SessionMessage(types.jsonrpc_message_adapter.validate_json(line))
-    except Exception as exc:  # boundary: a bad line is reported to the session, never fatal
-        return exc

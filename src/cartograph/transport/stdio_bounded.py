@@ -165,7 +165,7 @@ class _LineSplitter:
                 out.append(self._oversized())
                 self.skipping = False
             elif self.buf.strip():
-                out.append(_parse(bytes(self.buf)))
+                out.append(parse_line(bytes(self.buf)))
             self.buf = bytearray()
             start = nl + 1
 
@@ -189,14 +189,17 @@ class _LineSplitter:
         return SessionMessage(error)
 
 
-def _parse(line: bytes) -> SessionMessage | Exception:
+def parse_line(line: bytes, peer: str = "upstream") -> SessionMessage | Exception:
+    """One newline-delimited JSON-RPC message from ``peer`` (either side of a stdio pipe): the
+    message, or the error to report in its place (a broken reply to a request of ours is
+    answered with an error now, see :func:`_malformed_reply`)."""
     try:
         return SessionMessage(types.jsonrpc_message_adapter.validate_json(line))
     except Exception as exc:  # boundary: a bad line is reported, never fatal
-        return _malformed_reply(line, exc) or exc
+        return _malformed_reply(line, exc, peer) or exc
 
 
-def _malformed_reply(line: bytes, exc: Exception) -> SessionMessage | None:
+def _malformed_reply(line: bytes, exc: Exception, peer: str) -> SessionMessage | None:
     """A JSON object with an id and no method that is not valid JSON-RPC: a broken reply.
     Answer its request with an error now rather than let the caller wait for a timeout."""
     try:
@@ -215,7 +218,7 @@ def _malformed_reply(line: bytes, exc: Exception) -> SessionMessage | None:
         id=request_id,
         error=types.ErrorData(
             code=types.INTERNAL_ERROR,
-            message=f"the upstream sent a malformed JSON-RPC reply ({why[:200]})",
+            message=f"the {peer} sent a malformed JSON-RPC reply ({why[:200]})",
         ),
     )
     return SessionMessage(error)

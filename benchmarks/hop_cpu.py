@@ -56,33 +56,21 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / TICK
 
 
-def children() -> dict[int, str]:
-    """This process's child processes: pid -> command line."""
+def children(parent: int | None = None) -> dict[int, str]:
+    """The child processes of ``parent`` (default: this process): pid -> command line."""
+    parent = os.getpid() if parent is None else parent
     found: dict[int, str] = {}
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue
         try:
             stat = (entry / "stat").read_text(encoding="ascii").rsplit(")", 1)[1].split()
-            if int(stat[1]) == os.getpid():
+            if int(stat[1]) == parent:
                 cmd = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
                 found[int(entry.name)] = cmd
         except (OSError, ValueError):
             continue
     return found
-
-
-def upstream_of(pid: int) -> int | None:
-    """The proxy's child whose command is the upstream's (its only long-lived child here)."""
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                stat = (entry / "stat").read_text(encoding="ascii").rsplit(")", 1)[1].split()
-            except OSError:
-                continue
-            if int(stat[1]) == pid:
-                return int(entry.name)
-    return None
 
 
 def one_server_config(home: Path, args: argparse.Namespace) -> Path:
@@ -106,7 +94,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         before = set(children())
         direct = await stdio_session(stack, command, up_args, up_env)
         direct_pid = next(iter(set(children()) - before))
-        proxies: dict[str, tuple[ClientSession, int]] = {}
+        proxies: dict[str, tuple[ClientSession, int, int]] = {}
         variants = {"this checkout": None}
         if args.compare_src:
             variants[args.label_compare] = args.compare_src
@@ -115,16 +103,18 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
             env = {"PYTHONPATH": str(src)} if src else None
             session = await stdio_session(stack, CARTOGRAPH, serve, env)
             check(await session.call_tool("call", good))  # opens the pooled upstream session
-            proxies[label] = (session, next(iter(set(children()) - before)))
-        scenarios: dict[str, tuple[ClientSession, str, dict[str, Any], int, int | None]] = {
-            "direct": (direct, args.tool, tool_args, direct_pid, None)
+            pid = next(iter(set(children()) - before))
+            # the one-server config leaves the proxy one long-lived child: its upstream
+            proxies[label] = (session, pid, next(iter(children(pid))))
+        scenarios: dict[str, tuple[ClientSession, str, dict[str, Any], int | None, int]] = {
+            "direct": (direct, args.tool, tool_args, None, direct_pid)
         }
-        for label, (session, pid) in proxies.items():
+        for label, (session, pid, upstream) in proxies.items():
             suffix = "" if len(proxies) == 1 else f" ({label})"
-            scenarios[f"pooled{suffix}"] = (session, "call", good, direct_pid, pid)
-            scenarios[f"hop{suffix}"] = (session, "call", bad, direct_pid, pid)
+            scenarios[f"pooled{suffix}"] = (session, "call", good, pid, upstream)
+            scenarios[f"hop{suffix}"] = (session, "call", bad, pid, upstream)
             ask = {"task": f"{args.tool.replace('_', ' ')} on {args.server}", "k": 5}
-            scenarios[f"discover{suffix}"] = (session, "discover", ask, direct_pid, pid)
+            scenarios[f"discover{suffix}"] = (session, "discover", ask, pid, upstream)
         return await measure(scenarios, args.calls)
 
 
@@ -138,9 +128,8 @@ async def measure(scenarios: dict[str, Any], calls: int) -> dict[str, Any]:
         for _ in range(10):
             await session.call_tool(tool, arguments)
     for _ in range(calls):
-        for name, (session, tool, arguments, direct_pid, proxy_pid) in scenarios.items():
-            upstream = upstream_of(proxy_pid) if proxy_pid else direct_pid
-            pids = {"proxy": proxy_pid, "upstream": upstream}
+        for name, (session, tool, arguments, proxy_pid, upstream_pid) in scenarios.items():
+            pids = {"proxy": proxy_pid, "upstream": upstream_pid}
             start = {k: cpu_seconds(p) for k, p in pids.items() if p}
             c0, t0 = time.process_time(), time.perf_counter()
             result = await session.call_tool(tool, arguments)

@@ -8,7 +8,8 @@ servers) as the baseline. Rows are sorted by the mean R@5 over the sets, so a we
 wins on one set does not come first. The last row is an upper bound: the share of queries that
 any one channel alone (hybrid, dense, BM25, one step) finds in its top 5.
 
-    .venv/bin/python benchmarks/fusion_grid.py [--datasets ...] [--cache DIR] [--top N]
+    .venv/bin/python benchmarks/fusion_grid.py [--datasets ... | --parts tune] [--embedder SPEC]
+        [--cache DIR] [--top N]
 """
 
 from __future__ import annotations
@@ -25,14 +26,16 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from cartograph.index import load_embedder
 from cartograph.index.methods import Evidence, HybridParams, hybrid_scores
-from retrieval import DATASETS, prepare, shared_dir
+from retrieval import ALL_SETS, DATASETS, TUNE_PARTS, prepare, shared_dir
 
 Scorer = Callable[[Evidence], np.ndarray]
 
 
-def collect(dataset: str, cache: Path | None) -> list[tuple[Evidence, set[int]]]:
+def collect(
+    dataset: str, cache: Path | None, embedder: str = "minilm"
+) -> list[tuple[Evidence, set[int]]]:
     """(evidence, positions of the hit tools) per query, as discover computes it."""
-    prepared = prepare(dataset, "cards", load_embedder("minilm"), cache)
+    prepared = prepare(dataset, "cards", load_embedder(embedder), cache)
     if prepared is None:
         return []
     index, queries = prepared
@@ -114,7 +117,7 @@ def variants() -> dict[str, Scorer]:
         "rank fusion (before)": rank_fusion,
     }
     for bm25, steps, server in itertools.product(
-        (3.0, 4.5, 6.0, 7.5), (0.0, 0.5, 1.0), (0.0, 0.15, 0.3)
+        (0.75, 1.0, 1.5, 2.25, 3.0, 4.5, 6.0, 7.5), (0.0, 0.5, 1.0), (0.0, 0.15, 0.3)
     ):
         p = HybridParams(w_bm25=bm25, w_steps=steps, w_server=server)
         shipped = " (shipped)" if p == HybridParams() else ""
@@ -126,20 +129,25 @@ def variants() -> dict[str, Scorer]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    ap.add_argument("--datasets", nargs="+", default=list(DATASETS), choices=DATASETS)
+    ap.add_argument("--datasets", nargs="+", default=list(DATASETS), choices=ALL_SETS)
+    ap.add_argument("--parts", choices=["tune"], default=None, help="the protocol's tune parts")
+    ap.add_argument("--embedder", default="minilm", help="embedder spec (default: product's)")
     ap.add_argument("--cache", type=Path, default=None, help="document vector cache folder")
     ap.add_argument("--top", type=int, default=15, help="rows printed (best mean first)")
     args = ap.parse_args(argv)
+    if args.parts:
+        args.datasets = list(TUNE_PARTS)
     if not shared_dir().is_dir():
         print(f"skipped: no shared data at {shared_dir()} (set CARTOGRAPH_SHARED)")
         return 0
-    data = {d: collect(d, args.cache) for d in args.datasets}
+    data = {d: collect(d, args.cache, args.embedder) for d in args.datasets}
     data = {d: rows for d, rows in data.items() if rows}
     results = []
     for name, score in variants().items():
         per = [recall_at(rows, score) for rows in data.values()]
-        results.append((float(np.mean(per)), name, per))
-    head = ["variant", "mean R@5", *data]
+        first = [recall_at(rows, score, k=1) for rows in data.values()]
+        results.append((float(np.mean(per)), name, [*per, float(np.mean(first))]))
+    head = ["variant", "mean R@5", *data, "mean R@1"]
     print("| " + " | ".join(head) + " |")
     print("|" + "---|" * len(head))
     ranked = sorted(results, key=lambda r: -r[0])
@@ -147,7 +155,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     names = {r[1] for r in ranked[: args.top]}
     shown = [*ranked[: args.top], *(r for r in fixed if r[1] not in names)]
     oracle = [oracle_recall(rows) for rows in data.values()]
-    shown.append((float(np.mean(oracle)), "oracle: best single channel per query", oracle))
+    oracle_mean = float(np.mean(oracle))
+    oracle.append(float(np.mean([oracle_recall(rows, k=1) for rows in data.values()])))
+    shown.append((oracle_mean, "oracle: best single channel per query", oracle))
     for mean, name, per in shown:
         print(f"| {name} | {mean:.3f} | " + " | ".join(f"{x:.3f}" for x in per) + " |")
     return 0

@@ -42,8 +42,9 @@ def render() -> str:
     runner = CliRunner()
     parts = [HEADER]
     for path in [(), *command_paths(cli_main)]:
-        result = runner.invoke(cli_main, [*path, "--help"], terminal_width=100,
-                               prog_name="cartograph")
+        result = runner.invoke(
+            cli_main, [*path, "--help"], terminal_width=100, prog_name="cartograph"
+        )
         if result.exit_code != 0:
             raise SystemExit(f"`cartograph {' '.join(path)} --help` failed: {result.output}")
         title = " ".join(("cartograph", *path))

@@ -35,6 +35,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "benchmarks"))
+sys.path.insert(0, str(REPO / "scripts"))
 
 SEED = 18
 BASE_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
@@ -222,7 +223,7 @@ def train(args: argparse.Namespace) -> int:
         batch_sampler=BatchSamplers.NO_DUPLICATES,
         save_strategy="steps",
         save_steps=args.save_steps,
-        save_total_limit=2,
+        save_total_limit=args.keep_checkpoints,
         logging_steps=10,
         report_to="none",
         dataloader_num_workers=0,
@@ -260,7 +261,7 @@ def train(args: argparse.Namespace) -> int:
 
 def export(args: argparse.Namespace) -> int:
     import torch
-    from onnxruntime.quantization import QuantType, quantize_dynamic
+    from onnx_int8 import weight_only_int8
     from transformers import AutoModel
 
     run = Path(args.run)
@@ -296,9 +297,8 @@ def export(args: argparse.Namespace) -> int:
             opset_version=17,
             dynamo=False,
         )
-    quantize_dynamic(
-        str(float_path), str(dest / "model.onnx"), weight_type=QuantType.QInt8, per_channel=True
-    )
+    # weights int8, activations float: a text's vector does not depend on its batch mates
+    weight_only_int8(float_path, dest / "model.onnx")
     # The base model's tokenizer file, byte for byte: training tokenized with the same vocabulary.
     (dest / "tokenizer.json").write_bytes((base_model_dir() / "tokenizer.json").read_bytes())
     parity = onnx_parity(source, dest)
@@ -381,6 +381,9 @@ def main(argv: list[str] | None = None) -> int:
     t.add_argument("--max-length", type=int, default=64)
     t.add_argument("--save-steps", type=int, default=20)
     t.add_argument("--threads", type=int, default=1)
+    t.add_argument(
+        "--keep-checkpoints", type=int, default=2, help="newest N kept (keep more to choose one)"
+    )
     t.add_argument("--limit", type=int, default=0, help="train on the first N triplets only")
     t.add_argument("--max-steps", type=int, default=0, help="stop after N steps (0: epochs)")
     t.add_argument(

@@ -54,3 +54,32 @@ def test_a_damaged_model_file_is_refused(tmp_path: Path) -> None:
     (folder / "tokenizer.json").write_bytes(bytes(data))
     with pytest.raises(EmbedderError, match="does not match the manifest"):
         load_packaged(TRAINED, folder=folder)
+
+
+def test_the_shipped_model_has_its_own_fusion_weights_and_abstain_threshold() -> None:
+    """A new model file changes the id: its weights and threshold must be chosen again."""
+    from cartograph.index.abstain import THRESHOLDS
+    from cartograph.index.methods import HYBRID_BY_MODEL, HybridParams, hybrid_params_for
+
+    model_id = checked_model(TRAINED).model_id
+    assert model_id in HYBRID_BY_MODEL, "choose hybrid weights for it: benchmarks/fusion_grid.py"
+    assert model_id in THRESHOLDS, "calibrate its abstain threshold: benchmarks/abstain.py"
+    assert hybrid_params_for(model_id) != HybridParams()
+    assert hybrid_params_for("some/other-model") == HybridParams()
+
+
+def test_a_texts_vector_does_not_depend_on_its_batch_mates() -> None:
+    """Weight-only int8 (scripts/onnx_int8.py): activations stay float, so the index build
+    (batches sorted by length) and the spot check (a few texts) embed a document alike."""
+    texts = [
+        "git log: Show the commit history of the repository. [git]",
+        "read_file: Read the complete contents of a file from the file system. [filesystem]",
+        "create_entities: Create new entities in the knowledge graph, each with a name, a type "
+        "and observations. [memory]",
+        "get_current_time: Get the current time in a given IANA time zone. [time]",
+    ] * 3
+    embedder = load_embedder(TRAINED)
+    together = embedder.embed(texts)
+    for text, vec in zip(texts[:4], together[:4], strict=True):
+        alone = embedder.embed([text])[0]
+        assert float(alone @ vec) > 0.9999, text

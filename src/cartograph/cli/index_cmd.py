@@ -28,9 +28,9 @@ def index() -> None:
     "--embedder",
     "spec",
     default=None,
-    help="Embedder spec: minilm, minilm-exact, minilm-int8, minilm-tools (trained), "
-    "openai:<model>@<url>, "
-    "st:<model>. Default: config.json 'embedder', $CARTOGRAPH_EMBEDDER, or minilm.",
+    help="Embedder spec: minilm-tools (trained for tools; the default), minilm-int8 (stock), "
+    "minilm-exact, openai:<model>@<url>, "
+    "st:<model>. Default: config.json 'embedder', $CARTOGRAPH_EMBEDDER, or minilm-tools.",
 )
 @json_option()
 @pass_app

@@ -84,6 +84,21 @@ class HybridParams:
     w_server: float = 0.15
 
 
+HYBRID_BY_MODEL: dict[str, HybridParams] = {
+    # benchmarks/fusion_grid.py --parts tune --embedder minilm-tools (2026-12-03): the trained
+    # encoder's dense channel is stronger, so the best mean R@5 over the tune parts and the fleet
+    # dev set (0.888, a plateau) puts far less weight on BM25; among the plateau the highest mean
+    # R@1 that keeps the steps and server channels (docs/benchmarks.md)
+    "cartograph/minilm-tools@c3a19581ca9e": HybridParams(w_bm25=0.75, w_steps=0.5, w_server=0.3),
+}
+"""Fusion weights chosen for one embedding model (by exact weights); others get the defaults."""
+
+
+def hybrid_params_for(model: str | None) -> HybridParams:
+    """The fusion weights chosen for ``model`` (its id), else :class:`HybridParams`'s defaults."""
+    return HYBRID_BY_MODEL.get(model or "", HybridParams())
+
+
 def _standardise(values: np.ndarray, stats: tuple[float, float] | None = None) -> np.ndarray:
     """``(values - mean) / std``, with ``stats`` = (mean, std) when given, else the values' own."""
     x = values.astype(np.float64)

@@ -55,6 +55,7 @@ from cartograph.index.methods import (
     Evidence,
     HybridParams,
     Method,
+    hybrid_params_for,
     hybrid_scores,
     random_scores,
     two_stage_scores,
@@ -90,7 +91,7 @@ class ToolIndex:
     card_set_digest: str
     build_seconds: float = 0.0
     embedded: int = 0  # texts the last build embedded (the rest came from the cache)
-    hybrid: HybridParams = field(default_factory=HybridParams)
+    hybrid: HybridParams | None = None  # None: the weights chosen for the embedding model
     _tokens: list[frozenset[str]] | None = field(default=None, repr=False)
     _pos: dict[tuple[str, str], int] | None = field(default=None, repr=False)
 
@@ -247,6 +248,11 @@ class ToolIndex:
         return len(self.tool_ids)
 
     @property
+    def hybrid_params(self) -> HybridParams:
+        """The fusion weights: set on the index, else those chosen for its embedding model."""
+        return self.hybrid or hybrid_params_for(self.embedder.model)
+
+    @property
     def tool_vectors(self) -> np.ndarray:
         """The (n, d) tool vector matrix (read from the vector source; Rift and saving use it)."""
         return self.vectors.matrix()
@@ -338,7 +344,7 @@ class ToolIndex:
             evidence = replace(evidence, bm25=self.lexical.scores(words))
         if method == "two-stage":
             return two_stage_scores(evidence, k).astype(np.float64), evidence.tool_cos
-        return hybrid_scores(evidence, self.hybrid), evidence.tool_cos
+        return hybrid_scores(evidence, self.hybrid_params), evidence.tool_cos
 
     def search(
         self,

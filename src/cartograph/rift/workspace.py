@@ -71,7 +71,7 @@ def discover_ranker(index: ToolIndex) -> RankScores:
                 tool_server=index.tool_server,
                 n_servers=len(index.servers),
             )
-            out[k] = hybrid_scores(ev, index.hybrid)
+            out[k] = hybrid_scores(ev, index.hybrid_params)
         return out
 
     return rank

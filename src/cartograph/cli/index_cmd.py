@@ -28,9 +28,9 @@ def index() -> None:
     "--embedder",
     "spec",
     default=None,
-    help="Embedder spec: minilm-tools (trained for tools; the default), minilm-int8 (stock), "
+    help="Embedder spec: minilm-int8 (stock; the default), minilm-tools (trained for tools), "
     "minilm-exact, openai:<model>@<url>, "
-    "st:<model>. Default: config.json 'embedder', $CARTOGRAPH_EMBEDDER, or minilm-tools.",
+    "st:<model>. Default: config.json 'embedder', $CARTOGRAPH_EMBEDDER, or minilm-int8.",
 )
 @json_option()
 @pass_app

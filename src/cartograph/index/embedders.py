@@ -2,16 +2,16 @@
 
 Specs understood by :func:`load_embedder`:
 
-``minilm``                 the default MiniLM backend, :data:`DEFAULT_SPEC` = ``minilm-tools``
-``minilm-tools``           all-MiniLM-L6-v2 fine-tuned here for tool retrieval, int8 ONNX shipped
-                           as package data (``index/models/minilm-tools``, sha256-checked at
-                           load; model card: docs/models.md); the default since it ranks better
-                           than the stock model on every tune part and the fleet dev set
-``minilm-exact``           all-MiniLM-L6-v2, exact float32 NumPy forward pass
+``minilm``                 the default MiniLM backend, :data:`DEFAULT_SPEC` = ``minilm-int8``
 ``minilm-int8``            all-MiniLM-L6-v2, int8 ONNX on onnxruntime (the stock model):
                            measured against the exact path on LiveMCPBench it ranks the same
                            (top-10 agreement 0.967, equal R@5), costs 13 ms CPU a query instead
                            of 23 ms and embeds 61 instead of 48 documents per CPU-second
+``minilm-tools``           all-MiniLM-L6-v2 fine-tuned here for tool retrieval, int8 ONNX shipped
+                           as package data (``index/models/minilm-tools``, sha256-checked at
+                           load; model card: docs/models.md); better on BFCL and MetaTool, worse
+                           on LiveMCPBench and the union (MCP catalogs), so not the default
+``minilm-exact``           all-MiniLM-L6-v2, exact float32 NumPy forward pass
 ``openai:<model>@<url>``   an OpenAI-compatible ``/embeddings`` endpoint; the key is read from
                            ``$CARTOGRAPH_EMBED_API_KEY`` or ``$OPENAI_API_KEY`` (optional)
 ``st:<model>``             sentence-transformers, when installed (a local path or a cached name)
@@ -33,7 +33,7 @@ from cartograph.errors import EmbedderError
 
 logger = logging.getLogger(__name__)
 
-DEFAULT_SPEC = "minilm-tools"
+DEFAULT_SPEC = "minilm-int8"
 SPEC_ENV = "CARTOGRAPH_EMBEDDER"
 KNOWN_SPECS = (
     "minilm",

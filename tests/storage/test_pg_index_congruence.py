@@ -107,6 +107,48 @@ def test_a_reattested_server_is_embedded_again_alone(pg_ws, pg_cards, embedder):
         assert top(again, query, "hybrid") == top(file_index, query, "hybrid")
 
 
+class CountingEmbedder:
+    """The embedder, counting the texts it is asked to embed."""
+
+    def __init__(self, inner):
+        self.inner = inner
+        self.name, self.model, self.dim = inner.name, inner.model, inner.dim
+        self.spec = getattr(inner, "spec", inner.name)
+        self.texts: list[str] = []
+
+    def embed(self, texts):
+        self.texts.extend(texts)
+        return self.inner.embed(texts)
+
+
+def test_a_reattested_server_embeds_only_its_changed_tools(pg_ws, pg_cards, embedder):
+    """Schema v3: each row keeps its text's hash; rows of a v2 store (no hash) are embedded."""
+    from cartograph.storage.pg_db import database
+    from cartograph.storage.pg_index_sync import sync_index
+
+    open_index_with_status(pg_ws, embedder)
+    db = database(pg_ws.store)
+    slack = pg_cards["slack"]
+    first = slack.tools[0].model_copy(update={"summary": "Send a message to a Slack channel."})
+    changed = slack.model_copy(update={"tools": [first, *slack.tools[1:]]})
+    write_card(pg_ws, sign_card(changed, INDEX_KEY, signed_at="2026-11-30T02:00:00Z"))
+    counting = CountingEmbedder(embedder)
+    assert sync_index(db, pg_index_cards(pg_ws), counting)[0] == "updated"
+    assert len(counting.texts) == 2  # the changed tool and the server document
+    assert "Send a message to a Slack channel." in counting.texts[0]
+    with psycopg.connect(pg_ws.store, autocommit=True) as conn:  # as a v2 store left its rows
+        conn.execute("UPDATE cartograph_index_tools SET text_key = NULL")
+    write_card(pg_ws, sign_card(slack, INDEX_KEY, signed_at="2026-11-30T03:00:00Z"))
+    counting = CountingEmbedder(embedder)
+    assert sync_index(db, pg_index_cards(pg_ws), counting)[0] == "updated"
+    assert len(counting.texts) == len(slack.tools) + 1
+    again, status = open_index_with_status(pg_ws, embedder)
+    assert status.action == "loaded"
+    file_index = ToolIndex.build(pg_cards, embedder)
+    for query in SMALL_QUERIES:
+        assert top(again, query, "hybrid") == top(file_index, query, "hybrid")
+
+
 def test_a_tampered_vector_is_caught_by_the_spot_check(pg_ws, pg_cards, embedder):
     open_index_with_status(pg_ws, embedder)
     with psycopg.connect(pg_ws.store, autocommit=True) as conn:

@@ -35,7 +35,7 @@ from cartograph.errors import StoreError
 
 logger = logging.getLogger(__name__)
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 DIM = 384  # the vector column's width: the MiniLM embedders' dimension
 SCHEMA_LOCK = 0x43415254  # advisory lock ids: "CART", and one for index writers
 INDEX_LOCK = 0x43415249
@@ -76,7 +76,13 @@ _SCHEMA_V2: list[LiteralString] = [
          PRIMARY KEY (server, version))""",
 ]
 
-_MIGRATIONS: dict[int, list[LiteralString]] = {1: _SCHEMA_V1, 2: _SCHEMA_V2}
+# v3: each tool row remembers the hash of the text its vector was embedded from (model id +
+# text, index.vector_cache.text_key), so a re-attested server embeds only its changed tools
+_SCHEMA_V3: list[LiteralString] = [
+    "ALTER TABLE cartograph_index_tools ADD COLUMN IF NOT EXISTS text_key text",
+]
+
+_MIGRATIONS: dict[int, list[LiteralString]] = {1: _SCHEMA_V1, 2: _SCHEMA_V2, 3: _SCHEMA_V3}
 
 
 def redact(url: str) -> str:

@@ -25,6 +25,7 @@ from cartograph.index.embedders import Embedder
 from cartograph.index.manifest import DOCUMENTS_VERSION, embedder_spec
 from cartograph.index.store import IndexAction
 from cartograph.index.tool_index import _centroids, _unit
+from cartograph.index.vector_cache import embed_documents, text_key
 from cartograph.storage.pg_db import DIM, INDEX_LOCK, Database
 
 logger = logging.getLogger(__name__)
@@ -100,19 +101,38 @@ def sync_index(
             fresh = sorted(s for s, key in keys.items() if have.get(s) != key)
             if not stale and not fresh:
                 return "loaded", None
+            known = _known_vectors(conn, stale) if stale else {}
             if stale:
                 conn.execute(
                     "DELETE FROM cartograph_index_servers WHERE server = ANY(%s)", (stale,)
                 )
-            _write_servers(conn, db.vector_oid, {s: cards[s] for s in fresh}, keys, embedder)
+            fresh_cards = {s: cards[s] for s in fresh}
+            _write_servers(conn, db.vector_oid, fresh_cards, keys, embedder, known)
     if reason is not None:
         return "rebuilt", reason
     gone = len(set(stale) - set(fresh))
     return "updated", f"{len(fresh)} server(s) new or re-attested, {gone} removed"
 
 
+def _known_vectors(conn: Any, servers: list[str]) -> dict[str, np.ndarray]:
+    """``{text_key: vector}`` of the stored tool rows of ``servers`` (same embedder: the caller
+    has dropped every row when the model changed)."""
+    with conn.cursor(binary=True) as cur:
+        cur.execute(
+            "SELECT text_key, embedding FROM cartograph_index_tools "
+            "WHERE server = ANY(%s) AND text_key IS NOT NULL",
+            (servers,),
+        )
+        return dict(cur.fetchall())
+
+
 def _write_servers(
-    conn: Any, oid: int, cards: Mapping[str, Card], keys: dict[str, str], emb: Embedder
+    conn: Any,
+    oid: int,
+    cards: Mapping[str, Card],
+    keys: dict[str, str],
+    emb: Embedder,
+    known: dict[str, np.ndarray],
 ) -> None:
     if not cards:
         return
@@ -120,7 +140,8 @@ def _write_servers(
     servers = sorted(cards)
     pos = {s: i for i, s in enumerate(servers)}
     tool_server = np.asarray([pos[d.server] for d in docs], dtype=np.int64)
-    vecs = emb.embed([d.dense for d in docs]) if docs else np.zeros((0, DIM), np.float32)
+    texts = [d.dense for d in docs]
+    vecs = embed_documents(emb, texts, known)[0] if docs else np.zeros((0, DIM), np.float32)
     srv_vecs = _unit(emb.embed([server_document(cards[s]) for s in servers]))
     centroids = _centroids(vecs, tool_server, len(servers))
     vecs = _unit(vecs)
@@ -140,11 +161,12 @@ def _write_servers(
             for i, server in enumerate(servers):
                 copy.write_row((server, keys[server], srv_vecs[i], centroids[i]))
         with cur.copy(
-            "COPY cartograph_index_tools (server, tool, embedding) FROM STDIN (FORMAT BINARY)"
+            "COPY cartograph_index_tools (server, tool, embedding, text_key) "
+            "FROM STDIN (FORMAT BINARY)"
         ) as copy:
-            copy.set_types(["text", "text", oid])
-            for doc, vec in zip(docs, vecs, strict=True):
-                copy.write_row((doc.server, doc.tool, vec))
+            copy.set_types(["text", "text", oid, "text"])
+            for doc, vec, text in zip(docs, vecs, texts, strict=True):
+                copy.write_row((doc.server, doc.tool, vec, text_key(emb.model, text)))
     if bulk:
         started = time.perf_counter()
         conn.execute(_HNSW)

@@ -225,11 +225,17 @@ _OURS = "_cartograph_handler"
 
 
 class DisconnectFilter(logging.Filter):
-    """Drops a library's error record whose exception is only a closed stream: what the MCP
-    SDK logs (with a traceback, at ERROR) every time an HTTP client goes away normally."""
+    """Keeps libraries at WARNING and above (a library that sets its own logger to DEBUG, as
+    bm25s does on import, would otherwise print through our handler), and drops a library's
+    error record whose exception is only a closed stream: what the MCP SDK logs (with a
+    traceback, at ERROR) every time an HTTP client goes away normally."""
 
     def filter(self, record: logging.LogRecord) -> bool:
-        if record.name.startswith("cartograph") or not record.exc_info:
+        if record.name.startswith("cartograph"):
+            return True
+        if record.levelno < logging.WARNING:
+            return False
+        if not record.exc_info:
             return True
         exc = record.exc_info[1]
         return exc is None or not _only_disconnects(exc)

@@ -13,6 +13,7 @@ Used by ``scripts/train_encoder.py export`` (needs the ``onnx`` package of the `
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import numpy as np
@@ -29,14 +30,11 @@ def _targets(graph) -> dict[str, int]:
             out[node.input[1]] = 0
         elif node.op_type == "Gather" and node.input[0] in inits:
             out[node.input[0]] = 1
-    return {n: a for n, a in out.items() if len(inits[n].dims) == 2 and _size(inits[n]) >= MIN_SIZE}
-
-
-def _size(init) -> int:
-    size = 1
-    for d in init.dims:
-        size *= d
-    return size
+    return {
+        n: a
+        for n, a in out.items()
+        if len(inits[n].dims) == 2 and math.prod(inits[n].dims) >= MIN_SIZE
+    }
 
 
 def quantize(weight: np.ndarray, axis: int) -> tuple[np.ndarray, np.ndarray]:

@@ -204,11 +204,11 @@ def configure_logging(verbose: int) -> None:
     one when an HTTP client disconnects) runs ``logging.basicConfig()`` when the root has no
     handler, and every record would then be printed twice. Ours log at the level ``-v`` asks
     for; the libraries' at WARNING and above, without the tracebacks of normal client
-    disconnects (:class:`DisconnectFilter`)."""
+    disconnects (:class:`LibraryLogFilter`)."""
     level = logging.WARNING if verbose == 0 else logging.INFO if verbose == 1 else logging.DEBUG
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
-    handler.addFilter(DisconnectFilter())
+    handler.addFilter(LibraryLogFilter())
     setattr(handler, _OURS, True)
     root = logging.getLogger()
     for old in [h for h in root.handlers if getattr(h, _OURS, False)]:
@@ -224,7 +224,7 @@ def configure_logging(verbose: int) -> None:
 _OURS = "_cartograph_handler"
 
 
-class DisconnectFilter(logging.Filter):
+class LibraryLogFilter(logging.Filter):
     """Keeps libraries at WARNING and above (a library that sets its own logger to DEBUG, as
     bm25s does on import, would otherwise print through our handler), and drops a library's
     error record whose exception is only a closed stream: what the MCP SDK logs (with a

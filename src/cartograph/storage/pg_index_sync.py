@@ -101,8 +101,9 @@ def sync_index(
             fresh = sorted(s for s, key in keys.items() if have.get(s) != key)
             if not stale and not fresh:
                 return "loaded", None
-            known = _known_vectors(conn, stale) if stale else {}
-            if stale:
+            known: dict[str, np.ndarray] = {}
+            if stale:  # their vectors first: unchanged tool texts are not embedded again
+                known = _known_vectors(conn, stale)
                 conn.execute(
                     "DELETE FROM cartograph_index_servers WHERE server = ANY(%s)", (stale,)
                 )

@@ -261,7 +261,7 @@ def train(args: argparse.Namespace) -> int:
 
 def export(args: argparse.Namespace) -> int:
     import torch
-    from onnx_int8 import weight_only_int8
+    from cartograph.index.onnx_int8 import weight_only_int8
     from transformers import AutoModel
 
     run = Path(args.run)

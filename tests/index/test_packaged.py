@@ -69,7 +69,7 @@ def test_the_shipped_model_has_its_own_fusion_weights_and_abstain_threshold() ->
 
 
 def test_a_texts_vector_does_not_depend_on_its_batch_mates() -> None:
-    """Weight-only int8 (scripts/onnx_int8.py): activations stay float, so the index build
+    """Weight-only int8 (cartograph.index.onnx_int8): activations stay float, so the index build
     (batches sorted by length) and the spot check (a few texts) embed a document alike."""
     texts = [
         "git log: Show the commit history of the repository. [git]",

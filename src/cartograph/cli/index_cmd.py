@@ -85,3 +85,60 @@ def _show(info: dict[str, Any], as_json: bool) -> None:
             value = ", ".join(f"{k}={v}" for k, v in value.items())
         table.add_row(key, str(value))
     stdout.print(table)
+
+
+@index.command("tune")
+@click.option("--epochs", type=click.IntRange(1, 20), default=1, show_default=True)
+@click.option("--lr", type=click.FloatRange(1e-7, 1e-3), default=2e-5, show_default=True)
+@click.option("--threads", type=click.IntRange(1, 256), default=2, show_default=True)
+@click.option(
+    "--force", is_flag=True, help="Keep the adapted model even if the held-out check says no."
+)
+@click.option(
+    "--remove", is_flag=True, help="Delete the adapted model; discover uses the shipped one."
+)
+@json_option()
+@pass_app
+@handle_errors
+def index_tune(
+    app: AppContext, epochs: int, lr: float, threads: int, force: bool, remove: bool, as_json: bool
+) -> None:
+    """Adapt the encoder to this catalog from its signed cards alone (needs the train extra).
+
+    Pseudo-queries (each tool's example tasks and summary) train all-MiniLM-L6-v2; a fifth of
+    the tools is held out, and the model is kept in <home>/models/adapted/ only if it ranks
+    their pseudo-queries better than the shipped model. Discover then uses it until the cards
+    change (it falls back to the shipped model with a warning until you run this again).
+    """
+    from cartograph.index.adapt_train import TuneSettings, remove_adapted, tune
+    from cartograph.storage import open_store
+    from cartograph.trust.store import TrustStore
+
+    ws = app.workspace
+    if remove:
+        gone = remove_adapted(ws.root)
+        info: dict[str, Any] = {"removed": gone}
+        if as_json:
+            emit_json(info)
+        else:
+            stdout.print("adapted model removed" if gone else "no adapted model to remove")
+        return
+    loaded = open_store(ws).load_verified(TrustStore.for_workspace(ws))
+    settings = TuneSettings(epochs=epochs, lr=lr, threads=threads, force=force)
+    result = tune(ws.root, loaded.cards, settings)
+    info = {"kept": result.manifest["kept"], "folder": str(result.folder or ""), **result.manifest}
+    if as_json:
+        emit_json(info)
+        return
+    held = result.manifest["held_out"]
+    train = result.manifest["training"]
+    stdout.print(
+        f"tuned on {train['pairs']} pseudo-queries of {result.manifest['tools']} tools in "
+        f"{train['wall_s']} s; held-out tools R@1/R@5: shipped {held['base']['r1']:.3f}/"
+        f"{held['base']['r5']:.3f}, adapted {held['adapted']['r1']:.3f}/"
+        f"{held['adapted']['r5']:.3f}"
+    )
+    if result.kept:
+        stdout.print(f"kept -> {result.folder}; the next discover rebuilds the index with it")
+    else:
+        stderr.print("[yellow]not kept[/]: it does not rank the held-out tools better")

@@ -20,6 +20,7 @@ from collections.abc import Iterable
 
 from cartograph.errors import ConfigError
 from cartograph.index.answer import Hit
+from cartograph.index.names import calibration_id
 
 ENV = "CARTOGRAPH_ABSTAIN"
 
@@ -46,7 +47,7 @@ def threshold_for(model: str | None) -> float | None:
             raise ConfigError(
                 f"${ENV} must be a cosine such as 0.3, or off; got {raw!r}", field=ENV
             ) from None
-    return THRESHOLDS.get(model or "")
+    return THRESHOLDS.get(calibration_id(model))
 
 
 def best_cosine(hits: Iterable[Hit]) -> float | None:

@@ -12,6 +12,8 @@ Specs understood by :func:`load_embedder`:
                            load; model card: docs/models.md); better on BFCL and MetaTool, worse
                            on LiveMCPBench and the union (MCP catalogs), so not the default
 ``minilm-exact``           all-MiniLM-L6-v2, exact float32 NumPy forward pass
+``adapted:<folder>``       a catalog-adapted model written by ``cartograph index tune``
+                           (``<home>/models/adapted``; chosen by itself while it is current)
 ``openai:<model>@<url>``   an OpenAI-compatible ``/embeddings`` endpoint; the key is read from
                            ``$CARTOGRAPH_EMBED_API_KEY`` or ``$OPENAI_API_KEY`` (optional)
 ``st:<model>``             sentence-transformers, when installed (a local path or a cached name)
@@ -25,6 +27,7 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Protocol, runtime_checkable
 
 import numpy as np
@@ -40,6 +43,7 @@ KNOWN_SPECS = (
     "minilm-exact",
     "minilm-int8",
     "minilm-tools",
+    "adapted:<folder>",
     "openai:<model>@<base_url>",
     "st:<model>",
 )
@@ -110,6 +114,15 @@ def load_embedder(spec: str | None = None) -> Embedder:
         from cartograph.index.packaged import load_packaged
 
         embedder = load_packaged(spec)
+    elif spec.startswith("adapted:"):
+        from cartograph.index.adapt import load_adapted, read_adapted
+
+        model = read_adapted(Path(spec[len("adapted:") :]))
+        if model is None:
+            raise EmbedderError(
+                f"embedder spec {spec!r}: no adapted model there; run `cartograph index tune`"
+            )
+        embedder = load_adapted(model)
     elif spec.startswith("openai:"):
         from cartograph.index.remote import OpenAIEmbedder
 

@@ -23,6 +23,7 @@ import numpy as np
 from cartograph.index.names import DEFAULT_METHOD as DEFAULT_METHOD  # re-exported
 from cartograph.index.names import METHODS as METHODS  # re-exported
 from cartograph.index.names import Method as Method  # re-exported
+from cartograph.index.names import calibration_id
 
 _BELOW = -1e6  # pushes the tools a method did not keep below every kept tool
 
@@ -96,7 +97,7 @@ HYBRID_BY_MODEL: dict[str, HybridParams] = {
 
 def hybrid_params_for(model: str | None) -> HybridParams:
     """The fusion weights chosen for ``model`` (its id), else :class:`HybridParams`'s defaults."""
-    return HYBRID_BY_MODEL.get(model or "", HybridParams())
+    return HYBRID_BY_MODEL.get(calibration_id(model), HybridParams())
 
 
 def _standardise(values: np.ndarray, stats: tuple[float, float] | None = None) -> np.ndarray:

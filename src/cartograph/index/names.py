@@ -8,3 +8,13 @@ from typing import Literal, get_args
 Method = Literal["hybrid", "two-stage", "flat", "bm25", "jaccard", "random"]
 METHODS: tuple[Method, ...] = get_args(Method)
 DEFAULT_METHOD: Method = "hybrid"
+
+TUNED_MARK = "+tuned@"
+"""A catalog-adapted model's id is ``<base model id>+tuned@<sha12>`` (`cartograph index tune`): a
+new tuning is a new id (and a rebuilt index); fusion weights and the abstain threshold are looked
+up under the base's id."""
+
+
+def calibration_id(model: str | None) -> str:
+    """The model id whose fusion weights and abstain threshold apply: an adapted model's base."""
+    return (model or "").split(TUNED_MARK, 1)[0]

@@ -22,7 +22,8 @@ import numpy as np
 
 from cartograph.cards.model import Card
 from cartograph.errors import IndexError_
-from cartograph.index.embedders import Embedder, load_embedder
+from cartograph.index.adapt import workspace_embedder
+from cartograph.index.embedders import Embedder
 from cartograph.index.manifest import card_set_digest, read_manifest
 from cartograph.index.tool_index import ToolIndex
 from cartograph.index.vector_cache import known_vectors
@@ -104,7 +105,7 @@ def open_index_with_status(
             f"{store.cards_where}: no card verifies, so there is nothing to index; run "
             "`cartograph bootstrap` (and check `cartograph cards verify`)"
         )
-    embedder = embedder or load_embedder(workspace_embedder_spec(ws))
+    embedder = embedder or workspace_embedder(ws.root, workspace_embedder_spec(ws), cards)
     index, action, reason = store.open_index(cards, embedder, rebuild=rebuild)
     return index, IndexStatus(action, reason, skipped, cards)
 

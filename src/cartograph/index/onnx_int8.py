@@ -8,7 +8,8 @@ computes in float32 and a text's vector does not depend on which texts share its
 activation quantisation, ``quantize_dynamic``, gave batch-dependent vectors: cosine 0.993 between
 a document embedded in the index build and the same document embedded alone).
 
-Used by ``scripts/train_encoder.py export`` (needs the ``onnx`` package of the ``train`` extra).
+Used by ``scripts/train_encoder.py export`` and ``cartograph index tune`` (needs the ``onnx``
+package of the ``train`` extra).
 """
 
 from __future__ import annotations
@@ -47,8 +48,8 @@ def quantize(weight: np.ndarray, axis: int) -> tuple[np.ndarray, np.ndarray]:
 
 def weight_only_int8(source: Path, dest: Path) -> int:
     """Rewrite ``source`` into ``dest``; returns how many weights were quantised."""
-    import onnx
-    from onnx import TensorProto, helper, numpy_helper
+    import onnx  # pyright: ignore[reportMissingImports]
+    from onnx import TensorProto, helper, numpy_helper  # pyright: ignore[reportMissingImports]
 
     model = onnx.load(str(source))
     graph = model.graph

@@ -21,12 +21,12 @@ from cartograph.index.adapt import (
     holdout_tools,
     pseudo_queries,
     read_adapted,
-    workspace_embedder,
 )
 from cartograph.index.documents import card_documents
 from cartograph.index.embedders import SPEC_ENV, load_embedder
 from cartograph.index.methods import hybrid_params_for
 from cartograph.index.packaged import TRAINED, file_sha256, models_dir
+from cartograph.index.store import workspace_embedder
 from cartograph.storage import open_store
 from cartograph.workspace import Workspace
 

@@ -16,7 +16,6 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import os
 import random
 import re
 from collections.abc import Mapping
@@ -165,25 +164,3 @@ def load_adapted(model: AdaptedModel):
     embedder.model = model.model_id
     embedder.spec = f"{ADAPTED}:{model.folder}"  # type: ignore[attr-defined]
     return embedder
-
-
-def workspace_embedder(home: Path, spec: str | None, cards: Mapping[str, Card]):
-    """The embedder an index over ``cards`` opens with: ``spec`` when the operator named one
-    (config.json or ``$CARTOGRAPH_EMBEDDER``), else the adapted model while it was tuned on these
-    cards' documents, else the shipped default; a stale adapted model is left with a warning."""
-    from cartograph.index.embedders import DEFAULT_SPEC, SPEC_ENV, load_embedder
-
-    if spec or os.environ.get(SPEC_ENV):
-        return load_embedder(spec)
-    adapted = read_adapted(adapted_dir(home))
-    if adapted is None:
-        return load_embedder()
-    if adapted.digest != documents_digest(card_documents(cards)):
-        logger.warning(
-            "the catalog-adapted encoder in %s was tuned on other cards; discover uses the "
-            "shipped model %s until you run `cartograph index tune` again",
-            adapted.folder,
-            DEFAULT_SPEC,
-        )
-        return load_embedder()
-    return load_adapted(adapted)

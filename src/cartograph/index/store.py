@@ -12,6 +12,7 @@ file backend's side: ``<home>/index/``, its files checked against their recorded
 from __future__ import annotations
 
 import logging
+import os
 import random
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -22,8 +23,9 @@ import numpy as np
 
 from cartograph.cards.model import Card
 from cartograph.errors import IndexError_
-from cartograph.index.adapt import workspace_embedder
-from cartograph.index.embedders import Embedder
+from cartograph.index.adapt import adapted_dir, documents_digest, load_adapted, read_adapted
+from cartograph.index.documents import card_documents
+from cartograph.index.embedders import DEFAULT_SPEC, SPEC_ENV, Embedder, load_embedder
 from cartograph.index.manifest import card_set_digest, read_manifest
 from cartograph.index.tool_index import ToolIndex
 from cartograph.index.vector_cache import known_vectors
@@ -173,3 +175,23 @@ def spot_check(index: ToolIndex) -> str | None:
     if min(cos) < SPOT_MIN_COSINE:
         return f"stored vectors do not match their documents (cosine {min(cos):.4f})"
     return None
+
+
+def workspace_embedder(home: Path, spec: str | None, cards: Mapping[str, Card]):
+    """The embedder an index over ``cards`` opens with: ``spec`` when the operator named one
+    (config.json or ``$CARTOGRAPH_EMBEDDER``), else the adapted model while it was tuned on these
+    cards' documents, else the shipped default; a stale adapted model is left with a warning."""
+    if spec or os.environ.get(SPEC_ENV):
+        return load_embedder(spec)
+    adapted = read_adapted(adapted_dir(home))
+    if adapted is None:
+        return load_embedder()
+    if adapted.digest != documents_digest(card_documents(cards)):
+        logger.warning(
+            "the catalog-adapted encoder in %s was tuned on other cards; discover uses the "
+            "shipped model %s until you run `cartograph index tune` again",
+            adapted.folder,
+            DEFAULT_SPEC,
+        )
+        return load_embedder()
+    return load_adapted(adapted)

@@ -26,6 +26,9 @@ class WorkspaceSettings(BaseModel):
     """Stateful upstreams that get one session per MCP client (``serve --per-client``)."""
     embedder: str | None = None
     """The embedder spec of the retrieval index (``index build --embedder``)."""
+    rerank: bool | None = Field(default=None, strict=True)
+    """Whether discover reranks stage one's top 20 with the cross-encoder (``discover
+    --rerank``; the proxy reads it at start). Off when unset."""
     llm: dict[str, Any] | None = None
     """The llm generator's block (checked field by field by ``generate.llm.client``)."""
     card_history: int | None = None

@@ -70,3 +70,26 @@ def test_discover_without_cards_says_what_to_do(tmp_path):
     result = run(tmp_path / "empty", "discover", "anything")
     assert result.exit_code == 2  # no workspace there: a usage error, not a finding
     assert "cartograph bootstrap" in result.stderr
+
+
+def test_rerank_flag_and_setting(home, monkeypatch):
+    from cartograph.index.rerank import RERANK_DEPTH, RERANK_ENV
+
+    monkeypatch.delenv(RERANK_ENV, raising=False)
+    task = "post a message to the team Slack channel"
+    plain = json.loads(run(home, "discover", task, "-k", "3", "--json").stdout)
+    table = run(home, "discover", task, "-k", "3", "--rerank")
+    assert table.exit_code == 0, table.output
+    assert "hybrid + rerank" in table.stdout
+    reranked = json.loads(run(home, "discover", task, "-k", "3", "--rerank", "--json").stdout)
+    depth = {(h.server, h.tool) for h in open_index(Workspace(home)).search(task, RERANK_DEPTH)}
+    assert {(t["server"], t["tool"]) for t in reranked["tools"]} <= depth
+    config = Workspace(home).config_file
+    saved = config.read_text() if config.is_file() else None
+    try:
+        config.write_text(json.dumps({"rerank": True}))
+        assert "+ rerank" in run(home, "discover", task, "-k", "3").stdout
+        off = json.loads(run(home, "discover", task, "-k", "3", "--no-rerank", "--json").stdout)
+        assert off == plain
+    finally:
+        config.unlink() if saved is None else config.write_text(saved)

@@ -36,7 +36,12 @@ def test_the_wheel_installs_in_a_clean_venv_and_discovers(tmp_path: Path) -> Non
     _run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(dist), str(REPO)])
     (wheel,) = dist.glob("cartograph-*.whl")
     names = zipfile.ZipFile(wheel).namelist()
-    for model in ("all-minilm-l6-v2/tokenizer.json", "minilm-tools/model.onnx"):
+    shipped = (
+        "all-minilm-l6-v2/tokenizer.json",
+        "minilm-tools/model.onnx",
+        "minilm-rerank/model.onnx",
+    )
+    for model in shipped:
         assert f"cartograph/index/models/{model}" in names
     venv = tmp_path / "venv"
     _run([sys.executable, "-m", "venv", str(venv)])
@@ -66,3 +71,9 @@ def test_the_wheel_installs_in_a_clean_venv_and_discovers(tmp_path: Path) -> Non
             cwd=tmp_path,
         )
         assert "git_log" in out.stdout.split("send_email")[0], (spec, out.stdout[:500])
+    reranked = _run(
+        [*cli, "discover", "show the last commits of the git repository", "-k", "2", "--rerank"],
+        env={**env, "COLUMNS": "200"},
+        cwd=tmp_path,
+    )
+    assert "+ rerank" in reranked.stdout and "git_log" in reranked.stdout, reranked.stdout[:500]

@@ -34,11 +34,23 @@ from cartograph.index.names import DEFAULT_METHOD, METHODS, Method
     multiple=True,
     help="A product name or identifier that must weigh in (lexical channel); repeatable.",
 )
+@click.option(
+    "--rerank/--no-rerank",
+    default=None,
+    help="Rerank stage one's top 20 with the cross-encoder (default: $CARTOGRAPH_RERANK, else "
+    "the workspace's `rerank` setting, else off).",
+)
 @json_option("Print the answer as JSON.")
 @pass_app
 @handle_errors
 def discover(
-    app: AppContext, task: str, k: int, method: Method, keywords: tuple[str, ...], as_json: bool
+    app: AppContext,
+    task: str,
+    k: int,
+    method: Method,
+    keywords: tuple[str, ...],
+    rerank: bool | None,
+    as_json: bool,
 ) -> None:
     """Rank the tools of the verified cards for TASK; show summaries, arguments and an example
     (--json: the whole input schemas).
@@ -51,6 +63,7 @@ def discover(
     from cartograph.index import open_index_with_status
     from cartograph.index.abstain import judge
     from cartograph.index.answer import render_answer
+    from cartograph.index.rerank import workspace_reranker
     from cartograph.storage import open_store
 
     ws = app.workspace
@@ -62,6 +75,7 @@ def discover(
     index, status = open_index_with_status(ws, open_store(ws))
     if status.action == "rebuilt":
         stderr.print(f"[yellow]index rebuilt[/]: {status.reason}", highlight=False)
+    index.reranker = workspace_reranker(ws, rerank)
     hits = index.search(task, k=k, method=method, keywords=keywords)
     note = judge(hits, index.embedder.model)  # abstained: the tools are the nearest, not fits
     answer = render_answer(status.cards, hits, note, weak=note is not None)
@@ -69,7 +83,8 @@ def discover(
         emit_json(answer.to_json())
         return
     scores = {(h.server, h.tool): h.score for h in hits}
-    table = new_table(title=f"{task!r} ({method}, {len(index)} tools)", show_lines=True)
+    ranked = f"{method} + rerank" if index.reranker else method
+    table = new_table(title=f"{task!r} ({ranked}, {len(index)} tools)", show_lines=True)
     table.add_column("#", justify="right")
     table.add_column("tool (server)", overflow="fold", min_width=14, ratio=2)
     table.add_column("score", justify="right")

@@ -288,7 +288,7 @@ class OnnxMiniLM(_MiniLMBase):
         self._run_options.add_run_config_entry("memory.enable_memory_arena_shrinkage", "cpu:0")
         path = model_path or onnx_model_path()
         try:
-            self._sess = _lean_session(ort, path, opts)
+            self._sess = lean_session(ort, path, opts)
         except Exception as exc:  # onnxruntime raises its own untyped errors
             raise EmbedderError(f"{path}: onnxruntime cannot load it: {exc}") from exc
         heap.release()  # loading allocates and frees about 60 MB more than the session keeps
@@ -299,7 +299,7 @@ class OnnxMiniLM(_MiniLMBase):
         return np.asarray(hidden, dtype=np.float32)
 
 
-def _lean_session(ort: Any, path: Path, opts: Any) -> Any:
+def lean_session(ort: Any, path: Path, opts: Any) -> Any:
     """An onnxruntime session of ``path`` with its tables gathered before dequantising.
 
     The rewritten model goes through a temporary file: given bytes, onnxruntime's Python

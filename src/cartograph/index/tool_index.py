@@ -61,6 +61,7 @@ from cartograph.index.methods import (
     two_stage_scores,
 )
 from cartograph.index.query import split_steps
+from cartograph.index.rerank import Reranker, reranked_top, top_indexes
 from cartograph.index.vector_cache import QueryCache, embed_documents
 from cartograph.index.vectors import MatrixVectors, ToolVectors
 
@@ -92,6 +93,7 @@ class ToolIndex:
     build_seconds: float = 0.0
     embedded: int = 0  # texts the last build embedded (the rest came from the cache)
     hybrid: HybridParams | None = None  # None: the weights chosen for the embedding model
+    reranker: Reranker | None = None  # reorders stage one's top 20 (cartograph.index.rerank)
     _tokens: list[frozenset[str]] | None = field(default=None, repr=False)
     _pos: dict[tuple[str, str], int] | None = field(default=None, repr=False)
 
@@ -360,16 +362,20 @@ class ToolIndex:
         if not self.tool_ids:
             return []
         scores, cosines = self._scored(query, method, k, keywords=keywords)
-        k = min(k, len(scores))
-        top = np.argpartition(-scores, k - 1)[:k]
-        top = top[np.argsort(-scores[top], kind="stable")]
+        if self.reranker is None:
+            top = top_indexes(scores, k)
+            shown = scores[top]
+        else:
+            top, shown = reranked_top(
+                self.reranker, query, lambda i: self.documents[i].dense, scores, k
+            )
         return [
             Hit(
                 *self.tool_ids[i],
-                score=float(scores[i]),
+                score=float(s),
                 cosine=None if cosines is None else float(cosines[i]),
             )
-            for i in top
+            for i, s in zip(top, shown, strict=True)
         ]
 
     def embed_queries(self, queries: Sequence[str]) -> np.ndarray:

@@ -70,7 +70,20 @@ def default_opener(ws: Workspace, store: Store, cards: Mapping[str, Card]) -> Se
     index, status = open_index_with_status(ws, store, cards=cards)
     if status.action == "rebuilt":
         logger.info("retrieval index rebuilt: %s", status.reason)
+    index.reranker = proxy_reranker(ws)
     return index
+
+
+def proxy_reranker(ws: Workspace):
+    """The reranker the workspace asks for, or None; a damaged model or a bad setting costs
+    the reranking only (logged), never the index."""
+    from cartograph.index.rerank import workspace_reranker
+
+    try:
+        return workspace_reranker(ws)
+    except CartographError as exc:
+        logger.warning("discover does not rerank: %s", exc)
+        return None
 
 
 class Resolver:
@@ -138,7 +151,9 @@ class Resolver:
             state = "fresh: matches the verified cards"
         opened = self.index_opened_at
         size = getattr(self._index, "tool_ids", None)
+        reranker = getattr(self._index, "reranker", None)
         return IndexState(
+            reranker=getattr(reranker, "model", None),
             method=method,
             state=state,
             error=error,

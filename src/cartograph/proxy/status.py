@@ -80,6 +80,7 @@ class IndexState(_Out):
     """The retrieval index's freshness, as far as it is known without opening it."""
 
     method: str | None = None
+    reranker: str | None = None  # the cross-encoder reordering stage one's top 20, when on
     state: str
     error: str | None = None
     opened_s_ago: float | None = None

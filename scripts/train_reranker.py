@@ -1,0 +1,207 @@
+"""Train the discover reranker: a MiniLM cross-encoder, exported as int8 ONNX package data.
+
+Uses the triplets of ``scripts/train_encoder.py data`` (query, positive card text, mined hard
+negative: a sibling tool of the same server or the positive's nearest neighbour under the stock
+model), so the evaluation sets' test parts stay out exactly as they do for the encoder. Each
+triplet gives two labelled pairs, (query, positive, 1) and (query, negative, 0); the head is a
+new one-logit classifier over all-MiniLM-L6-v2, trained with binary cross-entropy. Never part
+of CI::
+
+    PYTHONPATH=src .venv/bin/python scripts/train_encoder.py data --out RUN/pairs.jsonl
+    RUN_VENV/bin/python scripts/train_reranker.py train --pairs RUN/pairs.jsonl --run RUN
+    RUN_VENV/bin/python scripts/train_reranker.py export --run RUN \
+        --dest src/cartograph/index/models/minilm-rerank
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from train_encoder import BASE_MODEL, SEED, base_model_dir, file_sha256
+
+PAIR_TEXTS = (
+    ("show the last commits of the git repository", "git log: Show the commit history. [git]"),
+    ("remember that Alice works at Acme", "memory create_entities: Store facts. [memory]"),
+)
+
+
+def train(args: argparse.Namespace) -> int:
+    import torch
+    from datasets import Dataset
+    from sentence_transformers.cross_encoder import (
+        CrossEncoder,
+        CrossEncoderTrainer,
+        CrossEncoderTrainingArguments,
+        losses,
+    )
+
+    torch.set_num_threads(args.threads)
+    torch.manual_seed(SEED)
+    run = Path(args.run)
+    run.mkdir(parents=True, exist_ok=True)
+    with Path(args.pairs).open(encoding="utf-8") as fh:
+        rows = [json.loads(x) for x in fh if x.strip()]
+    rows = rows[: args.limit or None]
+    queries, passages, labels = [], [], []
+    for r in rows:
+        queries += [r["query"], r["query"]]
+        passages += [r["positive"], r["negative"]]
+        labels += [1.0, 0.0]
+    data = Dataset.from_dict({"query": queries, "passage": passages, "label": labels})
+    model = CrossEncoder(
+        str(base_model_dir()), num_labels=1, max_length=args.max_length, device="cpu"
+    )
+    if args.layers:  # a shallower, cheaper reranker: the first N of MiniLM's 6 layers
+        bert = model.model.bert  # type: ignore[attr-defined]
+        bert.encoder.layer = bert.encoder.layer[: args.layers]
+        bert.config.num_hidden_layers = args.layers
+        model.model.config.num_hidden_layers = args.layers  # type: ignore[attr-defined]
+    loss = losses.BinaryCrossEntropyLoss(model)
+    targs = CrossEncoderTrainingArguments(
+        output_dir=str(run / "checkpoints"),
+        num_train_epochs=args.epochs,
+        max_steps=args.max_steps or -1,
+        per_device_train_batch_size=args.batch,
+        learning_rate=args.lr,
+        warmup_steps=0.1,
+        seed=SEED,
+        save_strategy="steps",
+        save_steps=args.save_steps,
+        save_total_limit=2,
+        logging_steps=10,
+        report_to="none",
+        dataloader_num_workers=0,
+        use_cpu=True,
+    )
+    trainer = CrossEncoderTrainer(model=model, args=targs, train_dataset=data, loss=loss)
+    ckpts = sorted((run / "checkpoints").glob("checkpoint-*"), key=lambda p: int(p.name[11:]))
+    t0 = time.time()
+    trainer.train(resume_from_checkpoint=str(ckpts[-1]) if ckpts else None)
+    model.save(str(run / "final"))
+    info = {
+        "base": BASE_MODEL,
+        "seed": SEED,
+        "pairs_sha256": file_sha256(Path(args.pairs)),
+        "labelled_pairs": len(labels),
+        "epochs": args.epochs,
+        "batch": args.batch,
+        "lr": args.lr,
+        "max_length": args.max_length,
+        "layers": args.layers or 6,
+        "steps": trainer.state.global_step,
+        "loss": "BinaryCrossEntropyLoss; one positive and one mined hard negative a query",
+        "wall_s_this_session": round(time.time() - t0),
+        "threads": args.threads,
+        "resumed_from": ckpts[-1].name if ckpts else None,
+    }
+    (run / "final" / "training.json").write_text(json.dumps(info, indent=1) + "\n")
+    print(json.dumps(info), file=sys.stderr)
+    return 0
+
+
+def export(args: argparse.Namespace) -> int:
+    import torch
+    from transformers import AutoModelForSequenceClassification
+
+    from cartograph.index.onnx_int8 import weight_only_int8
+
+    run = Path(args.run)
+    dest = Path(args.dest)
+    dest.mkdir(parents=True, exist_ok=True)
+    source = Path(args.checkpoint) if args.checkpoint else run / "final"
+    clf = AutoModelForSequenceClassification.from_pretrained(str(source)).eval()
+
+    class Logit(torch.nn.Module):  # named inputs in, one logit a pair out
+        def __init__(self) -> None:
+            super().__init__()
+            self.clf = clf
+
+        def forward(self, input_ids, attention_mask, token_type_ids):
+            out = self.clf(
+                input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids
+            )
+            return out.logits[:, 0]
+
+    float_path = run / "reranker-float.onnx"
+    ids = torch.ones((1, 8), dtype=torch.long)
+    with torch.no_grad():
+        torch.onnx.export(
+            Logit().eval(),
+            (ids, ids, torch.zeros_like(ids)),
+            str(float_path),
+            input_names=["input_ids", "attention_mask", "token_type_ids"],
+            output_names=["logits"],
+            dynamic_axes={
+                **{n: {0: "batch", 1: "tokens"} for n in ("input_ids", "attention_mask")},
+                "token_type_ids": {0: "batch", 1: "tokens"},
+                "logits": {0: "batch"},
+            },
+            opset_version=17,
+            dynamo=False,
+        )
+    weight_only_int8(float_path, dest / "model.onnx")
+    (dest / "tokenizer.json").write_bytes((base_model_dir() / "tokenizer.json").read_bytes())
+    info_path = source / "training.json"
+    info = json.loads(info_path.read_text()) if info_path.is_file() else {"checkpoint": str(source)}
+    manifest = {
+        "name": dest.name,
+        "base": BASE_MODEL,
+        "kind": "cross-encoder",
+        "max_length": int(info.get("max_length", 128)),
+        "layers": int(info.get("layers", 6)),
+        "files": {n: file_sha256(dest / n) for n in ("model.onnx", "tokenizer.json")},
+        "training": info,
+    }
+    manifest["int8_vs_float_max_logit_gap"] = logit_parity(source, dest, manifest)
+    (dest / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n", encoding="utf-8")
+    print(json.dumps(manifest, indent=1))
+    return 0
+
+
+def logit_parity(source: Path, dest: Path, manifest: dict) -> float:
+    """Largest gap between the float torch logits and the int8 ONNX ones on :data:`PAIR_TEXTS`."""
+    import numpy as np
+    import torch
+    from sentence_transformers.cross_encoder import CrossEncoder
+
+    from cartograph.index.rerank import Reranker
+
+    ref = CrossEncoder(str(source), device="cpu")
+    raw = ref.predict(list(PAIR_TEXTS), activation_fn=torch.nn.Identity())
+    want = np.asarray(raw, dtype=np.float64)
+    reranker = Reranker(dest, manifest)
+    got = np.asarray([reranker.score(q, [d])[0] for q, d in PAIR_TEXTS])
+    return round(float(np.max(np.abs(want - got))), 4)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    sub = ap.add_subparsers(dest="step", required=True)
+    t = sub.add_parser("train", help="fine-tune the cross-encoder (resumes from RUN/checkpoints)")
+    t.add_argument("--pairs", required=True)
+    t.add_argument("--run", required=True)
+    t.add_argument("--epochs", type=int, default=1)
+    t.add_argument("--batch", type=int, default=32)
+    t.add_argument("--lr", type=float, default=4e-5)
+    t.add_argument("--max-length", type=int, default=128)
+    t.add_argument("--save-steps", type=int, default=50)
+    t.add_argument("--threads", type=int, default=2)
+    t.add_argument("--limit", type=int, default=0, help="train on the first N triplets only")
+    t.add_argument("--max-steps", type=int, default=0, help="stop after N steps (0: epochs)")
+    t.add_argument("--layers", type=int, default=0, help="keep the first N layers (0: all 6)")
+    e = sub.add_parser("export", help="int8 ONNX + tokenizer + manifest into --dest")
+    e.add_argument("--run", required=True)
+    e.add_argument("--dest", required=True)
+    e.add_argument("--checkpoint", default=None, help="export this checkpoint, not RUN/final")
+    args = ap.parse_args(argv)
+    return {"train": train, "export": export}[args.step](args)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

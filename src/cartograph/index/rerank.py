@@ -1,0 +1,146 @@
+"""The discover reranker: a cross-encoder that reads the task and a card's text together.
+
+Stage one (the index's method, hybrid by default) ranks every tool; the reranker scores the
+task against the dense document of each of stage one's top :data:`RERANK_DEPTH` tools (20, so
+that it can change the top 5 from deep in the list) and the two are mixed: each score becomes a
+z-score over those candidates and the final score is ``mix * reranker + (1 - mix) * stage one``,
+``mix`` recorded in the model's manifest (chosen on tune parts; docs/models.md). Tools below the
+depth keep their stage-one order under the reranked ones.
+
+The model is ``minilm-rerank``: all-MiniLM-L6-v2 with a one-logit head, trained by
+``scripts/train_reranker.py`` on the encoder's training triplets and shipped as int8 ONNX
+package data, sha256-checked at load. It is off unless asked for (``discover --rerank``, or
+``"rerank": true`` in ``<home>/config.json`` for the proxy), because it did not measure better
+on the test parts (docs/benchmarks.md, "Reranker").
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from cartograph.errors import EmbedderError
+
+if TYPE_CHECKING:
+    from cartograph.workspace import Workspace
+
+logger = logging.getLogger(__name__)
+
+RERANKER = "minilm-rerank"
+RERANK_DEPTH = 20
+"""How many of stage one's tools the reranker reads (at least 20: it must be able to lift a
+tool from far below the top 5)."""
+RERANK_ENV = "CARTOGRAPH_RERANK"
+"""``1``/``0`` turns reranking on or off for every command and the proxy (wins over config)."""
+BATCH = 32
+
+
+class Reranker:
+    """A cross-encoder over ONNX: one relevance logit per (query, document) pair."""
+
+    def __init__(self, folder: Path, manifest: dict[str, Any], threads: int | None = None) -> None:
+        import onnxruntime as ort
+
+        from cartograph.index.minilm import embed_threads, lean_session, load_tokenizer
+
+        self.folder = folder
+        self.manifest = manifest
+        self.mix = float(manifest.get("mix", 1.0))
+        self.model = f"cartograph/{folder.name}@{manifest['files']['model.onnx'][:12]}"
+        self._tok = load_tokenizer(int(manifest.get("max_length", 128)), folder / "tokenizer.json")
+        opts = ort.SessionOptions()
+        opts.log_severity_level = 3
+        opts.intra_op_num_threads = embed_threads(threads)
+        opts.inter_op_num_threads = 1
+        self._run_options = ort.RunOptions()
+        self._run_options.add_run_config_entry("memory.enable_memory_arena_shrinkage", "cpu:0")
+        path = folder / "model.onnx"
+        try:
+            self._sess = lean_session(ort, path, opts)
+        except Exception as exc:  # onnxruntime raises its own untyped errors
+            raise EmbedderError(f"{path}: onnxruntime cannot load it: {exc}") from exc
+
+    def score(self, query: str, documents: Sequence[str]) -> np.ndarray:
+        """The logit of each document for ``query`` (higher: more relevant)."""
+        out: list[np.ndarray] = []
+        for lo in range(0, len(documents), BATCH):
+            encs = self._tok.encode_batch([(query, d) for d in documents[lo : lo + BATCH]])
+            feeds = {
+                "input_ids": np.asarray([e.ids for e in encs], dtype=np.int64),
+                "attention_mask": np.asarray([e.attention_mask for e in encs], dtype=np.int64),
+                "token_type_ids": np.asarray([e.type_ids for e in encs], dtype=np.int64),
+            }
+            (logits,) = self._sess.run(["logits"], feeds, self._run_options)
+            out.append(np.asarray(logits, dtype=np.float64).reshape(-1))
+        return np.concatenate(out) if out else np.zeros(0)
+
+
+def load_reranker(folder: Path | None = None, threads: int | None = None) -> Reranker:
+    """The shipped reranker (or the one in ``folder``), every file checked against its manifest."""
+    from cartograph.index.packaged import checked_model, models_dir
+
+    folder = folder or models_dir() / RERANKER
+    checked = checked_model(RERANKER, folder)
+    return Reranker(folder, checked.manifest, threads)
+
+
+def rerank_wanted(setting: bool | None, flag: bool | None = None) -> bool:
+    """Whether discover reranks: the command's flag, else ``$CARTOGRAPH_RERANK``, else the
+    workspace's ``rerank`` setting, else off."""
+    if flag is not None:
+        return flag
+    env = os.environ.get(RERANK_ENV, "").strip().lower()
+    if env in {"1", "true", "yes", "on"}:
+        return True
+    if env in {"0", "false", "no", "off"}:
+        return False
+    if env:
+        logger.warning("$%s=%r is not 1 or 0; ignored", RERANK_ENV, env)
+    return bool(setting)
+
+
+def workspace_reranker(ws: Workspace, flag: bool | None = None) -> Reranker | None:
+    """The reranker when :func:`rerank_wanted` says so for ``ws`` (else None); raises
+    :class:`EmbedderError` naming the file when the shipped model is damaged."""
+    from cartograph.workspace import read_settings
+
+    return load_reranker() if rerank_wanted(read_settings(ws).rerank, flag) else None
+
+
+def _z(values: np.ndarray) -> np.ndarray:
+    spread = float(values.std())
+    return (values - values.mean()) / spread if spread > 1e-9 else np.zeros_like(values)
+
+
+def mixed_scores(rerank: np.ndarray, first: np.ndarray, mix: float) -> np.ndarray:
+    """``mix`` of the reranker's z-scores plus the rest of stage one's, over the same tools."""
+    return mix * _z(rerank) + (1.0 - mix) * _z(first)
+
+
+def top_indexes(scores: np.ndarray, k: int) -> np.ndarray:
+    """The indexes of the ``k`` highest ``scores``, best first (ties in index order)."""
+    k = min(k, len(scores))
+    top = np.argpartition(-scores, k - 1)[:k]
+    return top[np.lexsort((top, -scores[top]))]
+
+
+def reranked_top(
+    reranker: Reranker,
+    query: str,
+    text_of: Callable[[int], str],
+    scores: np.ndarray,
+    k: int,
+) -> tuple[np.ndarray, np.ndarray]:
+    """The top ``k`` tool indexes after reranking stage one's best :data:`RERANK_DEPTH` (or
+    ``k``, if more) by ``scores``, and their mixed scores; ``text_of(i)`` is tool i's document."""
+    depth = top_indexes(scores, max(k, RERANK_DEPTH))
+    mixed = mixed_scores(
+        reranker.score(query, [text_of(int(i)) for i in depth]), scores[depth], reranker.mix
+    )
+    order = np.argsort(-mixed, kind="stable")[:k]
+    return depth[order], mixed[order]

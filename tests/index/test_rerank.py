@@ -1,0 +1,133 @@
+"""The reranker: the shipped cross-encoder loads checked, scores real pairs, reorders only stage
+one's top 20, and is switched by flag, environment and workspace setting in that order."""
+
+from __future__ import annotations
+
+import json
+import logging
+import shutil
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from cartograph.errors import ConfigError, EmbedderError
+from cartograph.index.packaged import models_dir
+from cartograph.index.rerank import (
+    RERANK_DEPTH,
+    RERANK_ENV,
+    RERANKER,
+    Reranker,
+    load_reranker,
+    mixed_scores,
+    rerank_wanted,
+    top_indexes,
+    workspace_reranker,
+)
+from cartograph.workspace import Workspace
+
+
+@pytest.fixture(scope="module")
+def reranker() -> Reranker:
+    return load_reranker()
+
+
+def with_mix(model: Reranker, mix: float) -> Reranker:
+    clone = Reranker(model.folder, {**model.manifest, "mix": mix})
+    assert clone.mix == mix
+    return clone
+
+
+def test_the_shipped_model_loads_checked_and_names_its_weights(reranker):
+    sha = json.loads((models_dir() / RERANKER / "manifest.json").read_text())["files"]
+    assert reranker.model == f"cartograph/{RERANKER}@{sha['model.onnx'][:12]}"
+    assert 0.0 <= reranker.mix <= 1.0
+
+
+def test_a_damaged_model_file_is_named(tmp_path):
+    folder = tmp_path / RERANKER
+    shutil.copytree(models_dir() / RERANKER, folder)
+    with (folder / "model.onnx").open("r+b") as fh:
+        fh.truncate(1000)
+    with pytest.raises(EmbedderError, match=r"model\.onnx: sha256 .* reinstall"):
+        load_reranker(folder)
+
+
+def test_scores_are_one_logit_a_pair_whatever_the_batch(reranker):
+    query = "show the last commits of the git repository"
+    docs = ["git log: Show the commit history of a repository. [git]"] + [
+        f"weather forecast for city number {i}: temperature and rain. [weather]" for i in range(40)
+    ]
+    together = reranker.score(query, docs)
+    alone = np.asarray([reranker.score(query, [d])[0] for d in docs[:3]])
+    assert together.shape == (41,)
+    assert np.allclose(together[:3], alone, atol=1e-3)  # batches of 32 and of 1 agree
+    assert reranker.score(query, []).shape == (0,)
+
+
+def test_the_trained_head_prefers_the_tool_that_does_the_task(reranker):
+    query = "show the last commits of the git repository"
+    fits = "git log: Show the commit history of the repository, newest first. [git]"
+    unrelated = "slack post_message: Post a message to a Slack channel. [slack]"
+    assert reranker.score(query, [fits, unrelated]).argmax() == 0
+
+
+def test_mix_zero_keeps_stage_one_and_one_follows_the_reranker():
+    first = np.asarray([3.0, 2.0, 1.0])
+    rerank = np.asarray([-1.0, 0.0, 5.0])
+    assert list(np.argsort(-mixed_scores(rerank, first, 0.0))) == [0, 1, 2]
+    assert list(np.argsort(-mixed_scores(rerank, first, 1.0))) == [2, 1, 0]
+    flat = mixed_scores(np.zeros(3), first, 1.0)  # no spread: no opinion, not a division by 0
+    assert np.all(flat == 0.0)
+
+
+def test_top_indexes_break_ties_by_position():
+    assert list(top_indexes(np.asarray([1.0, 2.0, 2.0, 0.5, 2.0]), 3)) == [1, 2, 4]
+    assert list(top_indexes(np.asarray([1.0]), 5)) == [0]
+
+
+def test_reranking_reorders_only_stage_ones_top_twenty(index, reranker):
+    task = "post a message to the team channel"
+    stage_one = index.search(task, k=len(index))
+    depth = {(h.server, h.tool) for h in stage_one[:RERANK_DEPTH]}
+    reranked = replace(index, reranker=reranker).search(task, k=5)
+    assert len(reranked) == 5 and {(h.server, h.tool) for h in reranked} <= depth
+    assert all(h.cosine is not None for h in reranked)  # abstention still reads stage one
+    kept = replace(index, reranker=with_mix(reranker, 0.0)).search(task, k=5)
+    assert [(h.server, h.tool) for h in kept] == [(h.server, h.tool) for h in stage_one[:5]]
+    alone = replace(index, reranker=with_mix(reranker, 1.0)).search(task, k=5)
+    candidates = stage_one[:RERANK_DEPTH]
+    texts = [index.documents[index.position(h.server, h.tool)].dense for h in candidates]
+    best = np.argsort(-reranker.score(task, texts), kind="stable")[:5]
+    assert [(h.server, h.tool) for h in alone] == [
+        (candidates[i].server, candidates[i].tool) for i in best
+    ]
+
+
+def test_flag_wins_over_environment_which_wins_over_the_setting(monkeypatch, caplog):
+    monkeypatch.delenv(RERANK_ENV, raising=False)
+    assert rerank_wanted(None) is False
+    assert rerank_wanted(True) is True
+    monkeypatch.setenv(RERANK_ENV, "1")
+    assert rerank_wanted(False) is True and rerank_wanted(False, flag=False) is False
+    monkeypatch.setenv(RERANK_ENV, "off")
+    assert rerank_wanted(True) is False and rerank_wanted(True, flag=True) is True
+    monkeypatch.setenv(RERANK_ENV, "maybe")
+    with caplog.at_level(logging.WARNING):
+        assert rerank_wanted(True) is True
+    assert "CARTOGRAPH_RERANK" in caplog.text and "ignored" in caplog.text
+
+
+def test_the_workspace_setting_is_read_and_checked(tmp_path, monkeypatch):
+    monkeypatch.delenv(RERANK_ENV, raising=False)
+    ws = Workspace(tmp_path / "home")
+    ws.root.mkdir()
+    assert workspace_reranker(ws) is None
+    ws.config_file.write_text(json.dumps({"rerank": True}))
+    found = workspace_reranker(ws)
+    assert found is not None and found.model.startswith(f"cartograph/{RERANKER}@")
+    assert workspace_reranker(ws, flag=False) is None
+    ws.config_file.write_text(json.dumps({"rerank": "yes"}))
+    with pytest.raises(ConfigError, match="rerank") as err:
+        workspace_reranker(ws)
+    assert "config.json" in str(err.value)

@@ -126,7 +126,19 @@ def main(argv: list[str] | None = None) -> int:
             f"{r['set']:16} {r['mix']!s:>9} {r['n']:>5} {r['r1']:6.3f} {r['r3']:6.3f} "
             f"{r['r5']:6.3f} {r['mrr']:6.3f}  {part}{mark}"
         )
-    print(f"chosen on tune parts {tune}: mix {chosen}; model {reranker.model}")
+
+    def tune_score(mix: float | None) -> float:
+        return float(
+            np.mean([figures(data[s], mix)["r1"] + figures(data[s], mix)["r5"] for s in tune])
+        )
+
+    if tune:
+        verdict = "better" if tune_score(chosen) > tune_score(None) else "not better"
+        print(
+            f"tune parts {tune}: mean R@1 + R@5 stage one {tune_score(None):.3f}, "
+            f"mix {chosen} {tune_score(chosen):.3f}: reranking is {verdict} than stage one"
+        )
+    print(f"chosen mix {chosen}; model {reranker.model}")
     cost = {}
     for s in ("fleet", "union"):
         if s in found:

@@ -4,14 +4,15 @@ Stage one (the index's method, hybrid by default) ranks every tool; the reranker
 task against the dense document of each of stage one's top :data:`RERANK_DEPTH` tools (20, so
 that it can change the top 5 from deep in the list) and the two are mixed: each score becomes a
 z-score over those candidates and the final score is ``mix * reranker + (1 - mix) * stage one``,
-``mix`` recorded in the model's manifest (chosen on tune parts; docs/models.md). Tools below the
-depth keep their stage-one order under the reranked ones.
+``mix`` recorded in the model's manifest (chosen on tune parts; docs/models.md). A search for
+more than 20 tools reranks all of them.
 
-The model is ``minilm-rerank``: all-MiniLM-L6-v2 with a one-logit head, trained by
-``scripts/train_reranker.py`` on the encoder's training triplets and shipped as int8 ONNX
-package data, sha256-checked at load. It is off unless asked for (``discover --rerank``, or
+The model is ``minilm-rerank``: the first 3 layers of all-MiniLM-L6-v2 with a one-logit head,
+trained by ``scripts/train_reranker.py`` on the encoder's training triplets and shipped as int8
+ONNX package data, sha256-checked at load. It is off unless asked for (``discover --rerank``, or
 ``"rerank": true`` in ``<home>/config.json`` for the proxy), because it did not measure better
-on the test parts (docs/benchmarks.md, "Reranker").
+than stage one on the tune parts, and it costs about 8 ms a pair (docs/benchmarks.md,
+"Reranker").
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Benchmark: calibrate discover's abstention threshold, and measure it on parts no choice saw.
 
     .venv/bin/python benchmarks/abstain.py [--embedder minilm-int8] [--method hybrid] [--k 5]
-        [--max-false 0.02] [--cache DIR] [--json FILE]
+        [--max-false 0.02] [--signal cosine|rerank] [--cache DIR] [--json FILE]
 
 Abstention (``cartograph.index.abstain``) reads the best dense cosine among the k tools
 discover returns. Two kinds of task:
@@ -54,6 +54,16 @@ def best_cosines(index, queries: list[str], method: str, k: int) -> np.ndarray:
     return np.asarray(out, dtype=np.float64)
 
 
+def best_logits(index, queries: list[str], method: str, k: int, reranker) -> np.ndarray:
+    """Per query, the reranker's best logit over the k tools stage one would return."""
+    out = []
+    for query in queries:
+        hits = index.search(query, k=k, method=method)
+        texts = [index.documents[index.position(h.server, h.tool)].dense for h in hits]
+        out.append(float(np.max(reranker.score(query, texts))))
+    return np.asarray(out, dtype=np.float64)
+
+
 def choose(real_tune: dict[str, np.ndarray], max_false: float) -> float:
     """The highest threshold at which every real tune set abstains on <= max_false of its tasks."""
     return min(float(np.quantile(c, max_false, method="lower")) for c in real_tune.values())
@@ -72,8 +82,27 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--max-false", type=float, default=0.02)
     parser.add_argument("--cache", type=Path, default=Path("/tmp/cartograph-bench/abstain"))
     parser.add_argument("--json", type=Path)
+    parser.add_argument(
+        "--signal",
+        choices=("cosine", "rerank"),
+        default="cosine",
+        help="what abstention reads: the best dense cosine (shipped), or the reranker's best "
+        "logit over the same k tools (minilm-rerank)",
+    )
     args = parser.parse_args(argv)
     embedder = load_embedder(args.embedder)
+    if args.signal == "rerank":
+        from cartograph.index.rerank import load_reranker
+
+        reranker = load_reranker()
+
+        def best(index, queries: list[str]) -> np.ndarray:
+            return best_logits(index, queries, args.method, args.k, reranker)
+    else:
+
+        def best(index, queries: list[str]) -> np.ndarray:
+            return best_cosines(index, queries, args.method, args.k)
+
     cosines: dict[str, np.ndarray] = {}
     fleet_index = None
     for name in (*TUNE_REAL, *TEST_REAL):
@@ -82,7 +111,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"skipped {name}: its data is not in ../shared", file=sys.stderr)
             continue
         index, queries = prepared
-        cosines[name] = best_cosines(index, [q.query for q in queries], args.method, args.k)
+        cosines[name] = best(index, [q.query for q in queries])
         if name == "fleet":
             fleet_index = index
         print(f"{name}: {len(queries)} tasks scored", file=sys.stderr)
@@ -91,7 +120,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     for part in ("tune", "test"):
         tasks = impossible_part(part)
-        cosines[f"impossible-{part}"] = best_cosines(fleet_index, tasks, args.method, args.k)
+        cosines[f"impossible-{part}"] = best(fleet_index, tasks)
     threshold = choose({n: cosines[n] for n in TUNE_REAL if n in cosines}, args.max_false)
     rows = []
     for name, values in cosines.items():
@@ -120,6 +149,7 @@ def main(argv: list[str] | None = None) -> int:
         )
     report = {
         "model": embedder.model,
+        "signal": args.signal,
         "method": args.method,
         "k": args.k,
         "max_false": args.max_false,
@@ -135,14 +165,15 @@ def main(argv: list[str] | None = None) -> int:
 
 def print_table(report: dict) -> None:
     print(
-        f"abstention: {report['model']}, {report['method']}, best cosine of top {report['k']}; "
+        f"abstention: {report['model']}, {report['method']}, best {report['signal']} of top "
+        f"{report['k']}; "
         f"threshold {report['threshold']:.4f} (real tune sets lose <= {report['max_false']:.0%})"
     )
-    print(f"{'set':18} {'part':5} {'kind':10} {'tasks':>6} {'median cos':>10} {'abstained':>9}")
+    print(f"{'set':18} {'part':5} {'kind':10} {'tasks':>6} {'median best':>11} {'abstained':>9}")
     for r in report["rows"]:
         print(
             f"{r['set']:18} {r['part']:5} {r['kind']:10} {r['tasks']:>6} "
-            f"{r['median_best_cosine']:>10.3f} {r['abstained']:>9.1%}"
+            f"{r['median_best_cosine']:>11.3f} {r['abstained']:>9.1%}"
         )
     print("real: abstained = false abstentions; impossible: 1 - abstained = false answers")
     head = ("tune budget", "threshold", "false abst. (test)", "false ans. (test)")

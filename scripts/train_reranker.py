@@ -159,6 +159,13 @@ def export(args: argparse.Namespace) -> int:
         "training": info,
     }
     manifest["int8_vs_float_max_logit_gap"] = logit_parity(source, dest, manifest)
+    spread = logit_spread(dest, manifest)
+    if spread < 1.0:  # a collapsed head scores every pair alike: refuse to ship it
+        raise SystemExit(
+            f"{source}: the logits of matched and mismatched pairs differ by only "
+            f"{spread:.4f}; the model did not learn (check the training loss)"
+        )
+    manifest["matched_minus_mismatched_logit"] = round(spread, 3)
     (dest / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n", encoding="utf-8")
     print(json.dumps(manifest, indent=1))
     return 0
@@ -178,6 +185,20 @@ def logit_parity(source: Path, dest: Path, manifest: dict) -> float:
     reranker = Reranker(dest, manifest)
     got = np.asarray([reranker.score(q, [d])[0] for q, d in PAIR_TEXTS])
     return round(float(np.max(np.abs(want - got))), 4)
+
+
+def logit_spread(dest: Path, manifest: dict) -> float:
+    """The range of the logits of :data:`PAIR_TEXTS` and of their swapped pairs: near 0 when
+    the head collapsed to one score for every pair (as a 3-layer run here did, its loss stuck
+    at 0.693), however close the int8 and float logits agree."""
+    import numpy as np
+
+    from cartograph.index.rerank import Reranker
+
+    reranker = Reranker(dest, manifest)
+    (q1, d1), (q2, d2) = PAIR_TEXTS
+    logits = np.concatenate([reranker.score(q1, [d1, d2]), reranker.score(q2, [d2, d1])])
+    return float(logits.max() - logits.min())
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -260,8 +260,7 @@ def train(args: argparse.Namespace) -> int:
 
 
 def export(args: argparse.Namespace) -> int:
-    import torch
-    from cartograph.index.onnx_int8 import weight_only_int8
+    from cartograph.index.onnx_export import export_int8
     from transformers import AutoModel
 
     run = Path(args.run)
@@ -269,36 +268,15 @@ def export(args: argparse.Namespace) -> int:
     dest.mkdir(parents=True, exist_ok=True)
     source = Path(args.checkpoint) if args.checkpoint else run / "final"
     bert = AutoModel.from_pretrained(str(source)).eval()
-
-    class Hidden(torch.nn.Module):  # named inputs in, last_hidden_state out
-        def __init__(self) -> None:
-            super().__init__()
-            self.bert = bert
-
-        def forward(self, input_ids, attention_mask, token_type_ids):
-            out = self.bert(
-                input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids
-            )
-            return out.last_hidden_state
-
-    float_path = run / "model-float.onnx"
-    ids = torch.ones((1, 8), dtype=torch.long)
-    with torch.no_grad():
-        torch.onnx.export(
-            Hidden().eval(),
-            (ids, ids, torch.zeros_like(ids)),
-            str(float_path),
-            input_names=["input_ids", "attention_mask", "token_type_ids"],
-            output_names=["last_hidden_state"],
-            dynamic_axes={
-                n: {0: "batch", 1: "tokens"}
-                for n in ("input_ids", "attention_mask", "token_type_ids", "last_hidden_state")
-            },
-            opset_version=17,
-            dynamo=False,
-        )
     # weights int8, activations float: a text's vector does not depend on its batch mates
-    weight_only_int8(float_path, dest / "model.onnx")
+    export_int8(
+        bert,
+        lambda out: out.last_hidden_state,
+        "last_hidden_state",
+        run / "model-float.onnx",
+        dest / "model.onnx",
+        per_token=True,
+    )
     # The base model's tokenizer file, byte for byte: training tokenized with the same vocabulary.
     (dest / "tokenizer.json").write_bytes((base_model_dir() / "tokenizer.json").read_bytes())
     parity = onnx_parity(source, dest)

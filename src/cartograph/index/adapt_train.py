@@ -15,7 +15,6 @@ import logging
 import shutil
 import sys
 import time
-import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -132,39 +131,20 @@ def _fit(pairs: list[Pair], work: Path, settings: TuneSettings) -> tuple[Path, i
 
 def _export(source: Path, dest: Path) -> None:
     """``source`` (a saved sentence-transformers model) as int8 ONNX + tokenizer in ``dest``."""
-    torch, _, _, weight_only_int8 = _train_modules()
     from transformers import AutoModel  # pyright: ignore[reportMissingImports]
 
+    from cartograph.index.onnx_export import export_int8
+
     bert = AutoModel.from_pretrained(str(source)).eval()
-
-    class Hidden(torch.nn.Module):  # named inputs in, last_hidden_state out
-        def __init__(self) -> None:
-            super().__init__()
-            self.bert = bert
-
-        def forward(self, input_ids, attention_mask, token_type_ids):
-            out = self.bert(
-                input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids
-            )
-            return out.last_hidden_state
-
-    dest.mkdir(parents=True, exist_ok=True)
     float_path = source.parent / "model-float.onnx"
-    ids = torch.ones((1, 8), dtype=torch.long)
-    names = ("input_ids", "attention_mask", "token_type_ids", "last_hidden_state")
-    with torch.no_grad(), warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # the tracer's notes on shapes it treats as constant
-        torch.onnx.export(
-            Hidden().eval(),
-            (ids, ids, torch.zeros_like(ids)),
-            str(float_path),
-            input_names=list(names[:3]),
-            output_names=["last_hidden_state"],
-            dynamic_axes={n: {0: "batch", 1: "tokens"} for n in names},
-            opset_version=17,
-            dynamo=False,
-        )
-    weight_only_int8(float_path, dest / "model.onnx")
+    export_int8(
+        bert,
+        lambda out: out.last_hidden_state,
+        "last_hidden_state",
+        float_path,
+        dest / "model.onnx",
+        per_token=True,
+    )
     shutil.copyfile(base_weights() / "tokenizer.json", dest / "tokenizer.json")
 
 

@@ -274,29 +274,36 @@ class OnnxMiniLM(_MiniLMBase):
         tokenizer: Path | None = None,
     ) -> None:
         super().__init__(tokenizer)
-        import onnxruntime as ort
-
-        opts = ort.SessionOptions()
-        opts.log_severity_level = 3
-        opts.intra_op_num_threads = embed_threads(threads)
-        opts.inter_op_num_threads = 1
-        # The arena keeps the largest batch's activations for the life of the process unless
-        # it shrinks after each run (1.5 GB after embedding a catalog in batches of 32, +95 MB
-        # after the index's 4-document spot check). Shrinking costs a query nothing measurable
-        # and a batch 5% (no arena at all: 30%).
-        self._run_options = ort.RunOptions()
-        self._run_options.add_run_config_entry("memory.enable_memory_arena_shrinkage", "cpu:0")
-        path = model_path or onnx_model_path()
-        try:
-            self._sess = lean_session(ort, path, opts)
-        except Exception as exc:  # onnxruntime raises its own untyped errors
-            raise EmbedderError(f"{path}: onnxruntime cannot load it: {exc}") from exc
-        heap.release()  # loading allocates and frees about 60 MB more than the session keeps
+        self._sess, self._run_options = cpu_session(model_path or onnx_model_path(), threads)
 
     def _forward(self, ids: np.ndarray, mask: np.ndarray) -> np.ndarray:
         feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
         (hidden,) = self._sess.run(["last_hidden_state"], feeds, self._run_options)
         return np.asarray(hidden, dtype=np.float32)
+
+
+def cpu_session(path: Path, threads: int | None = None) -> tuple[Any, Any]:
+    """An onnxruntime CPU session of the int8 model at ``path`` (:func:`lean_session`) on
+    :func:`embed_threads` threads, and the run options to call it with; :class:`EmbedderError`
+    naming the file when onnxruntime cannot load it."""
+    import onnxruntime as ort
+
+    opts = ort.SessionOptions()
+    opts.log_severity_level = 3
+    opts.intra_op_num_threads = embed_threads(threads)
+    opts.inter_op_num_threads = 1
+    # The arena keeps the largest batch's activations for the life of the process unless
+    # it shrinks after each run (1.5 GB after embedding a catalog in batches of 32, +95 MB
+    # after the index's 4-document spot check). Shrinking costs a query nothing measurable
+    # and a batch 5% (no arena at all: 30%).
+    run_options = ort.RunOptions()
+    run_options.add_run_config_entry("memory.enable_memory_arena_shrinkage", "cpu:0")
+    try:
+        session = lean_session(ort, path, opts)
+    except Exception as exc:  # onnxruntime raises its own untyped errors
+        raise EmbedderError(f"{path}: onnxruntime cannot load it: {exc}") from exc
+    heap.release()  # loading allocates and frees about 60 MB more than the session keeps
+    return session, run_options
 
 
 def lean_session(ort: Any, path: Path, opts: Any) -> Any:

@@ -25,8 +25,6 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from cartograph.errors import EmbedderError
-
 if TYPE_CHECKING:
     from cartograph.workspace import Workspace
 
@@ -45,26 +43,14 @@ class Reranker:
     """A cross-encoder over ONNX: one relevance logit per (query, document) pair."""
 
     def __init__(self, folder: Path, manifest: dict[str, Any], threads: int | None = None) -> None:
-        import onnxruntime as ort
-
-        from cartograph.index.minilm import embed_threads, lean_session, load_tokenizer
+        from cartograph.index.minilm import cpu_session, load_tokenizer
 
         self.folder = folder
         self.manifest = manifest
         self.mix = float(manifest.get("mix", 1.0))
         self.model = f"cartograph/{folder.name}@{manifest['files']['model.onnx'][:12]}"
         self._tok = load_tokenizer(int(manifest.get("max_length", 128)), folder / "tokenizer.json")
-        opts = ort.SessionOptions()
-        opts.log_severity_level = 3
-        opts.intra_op_num_threads = embed_threads(threads)
-        opts.inter_op_num_threads = 1
-        self._run_options = ort.RunOptions()
-        self._run_options.add_run_config_entry("memory.enable_memory_arena_shrinkage", "cpu:0")
-        path = folder / "model.onnx"
-        try:
-            self._sess = lean_session(ort, path, opts)
-        except Exception as exc:  # onnxruntime raises its own untyped errors
-            raise EmbedderError(f"{path}: onnxruntime cannot load it: {exc}") from exc
+        self._sess, self._run_options = cpu_session(folder / "model.onnx", threads)
 
     def score(self, query: str, documents: Sequence[str]) -> np.ndarray:
         """The logit of each document for ``query`` (higher: more relevant)."""

@@ -44,6 +44,11 @@ def test_the_shipped_model_loads_checked_and_names_its_weights(reranker):
     assert 0.0 <= reranker.mix <= 1.0
 
 
+def test_the_model_is_loaded_once_a_process(reranker):
+    assert load_reranker() is reranker  # the proxy reopens its index on every card change
+    assert load_reranker(threads=2) is not reranker
+
+
 def test_a_damaged_model_file_is_named(tmp_path):
     folder = tmp_path / RERANKER
     shutil.copytree(models_dir() / RERANKER, folder)

@@ -30,7 +30,17 @@ LAYERS: list[set[str]] = [
     {"trust"},
     {"upstream", "config"},
     {"transport"},
-    {"workspace", "workspace_settings", "canonical", "clock", "files", "heap", "lazy", "errors"},
+    {
+        "workspace",
+        "workspace_settings",
+        "canonical",
+        "clock",
+        "files",
+        "heap",
+        "lazy",
+        "errors",
+        "envflags",
+    },
 ]
 RANK = {name: rank for rank, layer in enumerate(LAYERS) for name in layer}
 

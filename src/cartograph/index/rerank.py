@@ -7,23 +7,24 @@ z-score over those candidates and the final score is ``mix * reranker + (1 - mix
 ``mix`` recorded in the model's manifest (chosen on tune parts; docs/models.md). A search for
 more than 20 tools reranks all of them.
 
-The model is ``minilm-rerank``: the first 3 layers of all-MiniLM-L6-v2 with a one-logit head,
-trained by ``scripts/train_reranker.py`` on the encoder's training triplets and shipped as int8
-ONNX package data, sha256-checked at load. It is off unless asked for (``discover --rerank``, or
-``"rerank": true`` in ``<home>/config.json`` for the proxy), because it did not measure better
-than stage one on the tune parts, and it costs about 8 ms a pair (docs/benchmarks.md,
-"Reranker").
+The model is ``minilm-rerank``: all-MiniLM-L6-v2 (6 layers) with a one-logit head, trained by
+``scripts/train_reranker.py`` on the encoder's training triplets and shipped as int8 ONNX
+package data, sha256-checked when first loaded (once a process, like the embedders). It is off
+unless asked for (``discover --rerank``, or ``"rerank": true`` in ``<home>/config.json`` for the
+proxy), because it did not measure better than stage one on the tune parts, and it costs about
+16 ms a pair (docs/benchmarks.md, "Reranker").
 """
 
 from __future__ import annotations
 
 import logging
-import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+from cartograph.envflags import env_flag
 
 if TYPE_CHECKING:
     from cartograph.workspace import Workspace
@@ -67,13 +68,21 @@ class Reranker:
         return np.concatenate(out) if out else np.zeros(0)
 
 
+_loaded: dict[tuple[Path, int | None], Reranker] = {}
+
+
 def load_reranker(folder: Path | None = None, threads: int | None = None) -> Reranker:
-    """The shipped reranker (or the one in ``folder``), every file checked against its manifest."""
+    """The shipped reranker (or the one in ``folder``), every file checked against its manifest
+    on the first load; later loads in the process (the proxy reopens its index whenever the
+    cards change) share it."""
     from cartograph.index.packaged import checked_model, models_dir
 
     folder = folder or models_dir() / RERANKER
-    checked = checked_model(RERANKER, folder)
-    return Reranker(folder, checked.manifest, threads)
+    key = (folder, threads)
+    if key not in _loaded:
+        checked = checked_model(RERANKER, folder)
+        _loaded[key] = Reranker(folder, checked.manifest, threads)
+    return _loaded[key]
 
 
 def rerank_wanted(setting: bool | None, flag: bool | None = None) -> bool:
@@ -81,14 +90,8 @@ def rerank_wanted(setting: bool | None, flag: bool | None = None) -> bool:
     workspace's ``rerank`` setting, else off."""
     if flag is not None:
         return flag
-    env = os.environ.get(RERANK_ENV, "").strip().lower()
-    if env in {"1", "true", "yes", "on"}:
-        return True
-    if env in {"0", "false", "no", "off"}:
-        return False
-    if env:
-        logger.warning("$%s=%r is not 1 or 0; ignored", RERANK_ENV, env)
-    return bool(setting)
+    env = env_flag(RERANK_ENV, logger)
+    return bool(setting) if env is None else env
 
 
 def workspace_reranker(ws: Workspace, flag: bool | None = None) -> Reranker | None:

@@ -15,7 +15,6 @@ calls do.
 from __future__ import annotations
 
 import logging
-import os
 from collections.abc import Awaitable, Callable
 from contextlib import AbstractContextManager, nullcontext
 from typing import Any
@@ -25,6 +24,7 @@ from mcp.server.lowlevel import NotificationOptions, Server
 from mcp.server.models import InitializationOptions
 
 from cartograph.access.guard import Access, Caller
+from cartograph.envflags import env_flag
 from cartograph.errors import AccessDenied, CartographError, ToolNotFound, UpstreamError
 from cartograph.proxy.clients import Clients, Ctx, connection_of
 from cartograph.proxy.core import Proxy
@@ -110,11 +110,9 @@ def tracing_wanted() -> bool:
     provider is installed (``opentelemetry-instrument``, or the operator's own code) or
     ``CARTOGRAPH_OTEL=1``. Without one the span records nothing, and it cost about 0.09 ms of a
     proxied call here."""
-    flag = os.environ.get(TRACING_ENV, "").strip().lower()
-    if flag in ("1", "true", "yes", "on"):
-        return True
-    if flag in ("0", "false", "no", "off"):
-        return False
+    flag = env_flag(TRACING_ENV)
+    if flag is not None:
+        return flag
     from opentelemetry import trace  # the SDK's own dependency
 
     return not isinstance(trace.get_tracer_provider(), trace.ProxyTracerProvider)

@@ -106,32 +106,23 @@ def main(argv: list[str] | None = None) -> int:
     found = {s: got for s in args.sets if (got := candidates(s, reranker, args.depth, args.limit))}
     data = {s: got[0] for s, got in found.items()}
     tune = [s for s in data if s in TUNE_PARTS]
-    table = []
-    for s, rows in data.items():
-        table.append({"set": s, "mix": "stage one", **figures(rows, None)})
-        table += [{"set": s, "mix": m, **figures(rows, m)} for m in MIXES[1:]]
-    chosen = max(
-        MIXES[1:],
-        key=lambda m: (
-            np.mean([figures(data[s], m)["r1"] + figures(data[s], m)["r5"] for s in tune])
-            if tune
-            else 0.0
-        ),
-    )
+    scored = {(s, m): figures(rows, m) for s, rows in data.items() for m in (None, *MIXES[1:])}
+
+    def tune_score(mix: float | None) -> float:
+        return float(np.mean([scored[s, mix]["r1"] + scored[s, mix]["r5"] for s in tune]))
+
+    chosen = max(MIXES[1:], key=tune_score) if tune else MIXES[1]
+    table = [
+        {"set": s, "mix": "stage one" if m is None else m, **fig} for (s, m), fig in scored.items()
+    ]
     print(f"{'set':16} {'mix':>9} {'n':>5} {'R@1':>6} {'R@3':>6} {'R@5':>6} {'MRR':>6}")
     for r in table:
         mark = " <- chosen" if r["mix"] == chosen else ""
-        part = "test" if r["set"] in TEST_PARTS or r["set"].endswith("-test") else "tune"
+        part = "test" if r["set"] in TEST_PARTS else "tune"
         print(
             f"{r['set']:16} {r['mix']!s:>9} {r['n']:>5} {r['r1']:6.3f} {r['r3']:6.3f} "
             f"{r['r5']:6.3f} {r['mrr']:6.3f}  {part}{mark}"
         )
-
-    def tune_score(mix: float | None) -> float:
-        return float(
-            np.mean([figures(data[s], mix)["r1"] + figures(data[s], mix)["r5"] for s in tune])
-        )
-
     if tune:
         verdict = "better" if tune_score(chosen) > tune_score(None) else "not better"
         print(

@@ -130,6 +130,20 @@ QUERY_STYLES = ("task", "schema")
     "(on any server), re-sign, rebuild the index and show the risk before and after.",
 )
 @click.option(
+    "--accepted",
+    "accepted_file",
+    type=click.Path(dir_okay=False),
+    help="Reviewed pairs (written by --write-accepted): the gate fails only on confusable "
+    "pairs this file does not hold at the same risk or higher.",
+)
+@click.option(
+    "--write-accepted",
+    "write_accepted_file",
+    type=click.Path(dir_okay=False, writable=True),
+    help="Write every current HIGH and MEDIUM pair to FILE as accepted (reasons already in it, "
+    "or in --accepted, are kept) and gate against it.",
+)
+@click.option(
     "--limit",
     type=int,
     default=40,
@@ -154,6 +168,8 @@ def rift(
     query_style: str,
     no_substitutes: bool,
     regenerate: bool,
+    accepted_file: str | None,
+    write_accepted_file: str | None,
     limit: int,
 ) -> None:
     """Find tools whose signed cards are too close to tell apart."""
@@ -162,10 +178,7 @@ def rift(
     from cartograph.rift.workspace import run_rift
     from cartograph.storage import open_store
 
-    if margin_high > margin_medium:
-        raise UsageError(f"--high ({margin_high}) must not exceed --medium ({margin_medium})")
-    if regenerate and method != "rift":
-        raise UsageError("--regenerate works with --method rift only")
+    _check_options(margin_high, margin_medium, regenerate, method)
     config = _config(
         method,
         theta,
@@ -185,6 +198,7 @@ def rift(
     except IndexError_ as exc:
         # nothing to analyse (no verified card) is a setup problem, not a finding: exit 2
         raise ConfigError(str(exc)) from exc
+    report = _gate_against_accepted(report, accepted_file, write_accepted_file)
     if as_json:
         extra = {"regenerate": result.to_json()} if result else {}
         emit_json({**report.to_json(), **extra})
@@ -197,6 +211,33 @@ def rift(
         stderr.print(f"HTML report written to {html_file}", highlight=False)
     if report.fails(fail_on):
         raise SystemExit(1)
+
+
+def _check_options(margin_high: float, margin_medium: float, regenerate: bool, method: str) -> None:
+    if margin_high > margin_medium:
+        raise UsageError(f"--high ({margin_high}) must not exceed --medium ({margin_medium})")
+    if regenerate and method != "rift":
+        raise UsageError("--regenerate works with --method rift only")
+
+
+def _gate_against_accepted(
+    report: RiftReport, accepted_file: str | None, write_file: str | None
+) -> RiftReport:
+    """The report with ``--accepted`` applied, after writing ``--write-accepted`` if asked."""
+    from cartograph.rift.accepted import apply_accepted, load_accepted, write_accepted
+
+    accepted = load_accepted(Path(accepted_file)) if accepted_file else None
+    if write_file:
+        target = Path(write_file)
+        previous = accepted or (load_accepted(target) if target.exists() else None)
+        accepted = write_accepted(target, report, previous)
+        kept = sum(1 for a in accepted.pairs.values() if a.reason)
+        stderr.print(
+            f"wrote {len(accepted.pairs)} accepted pairs to {write_file} ({kept} with a reason); "
+            "write down why each is acceptable, and commit the file",
+            highlight=False,
+        )
+    return apply_accepted(report, accepted) if accepted else report
 
 
 def _config(
@@ -244,7 +285,7 @@ def _print_table(report: RiftReport, limit: int) -> None:
             members += f", +{len(c.members) - 6} more"
         table.add_row(
             str(k),
-            f"[{_STYLE[c.risk]}]{c.risk}[/]",
+            _risk_cell(c.risk, c.gate_risk),
             str(len(c.members)),
             f"{c.cohesion:.3f}",
             "" if c.margin_min is None else f"{c.margin_min:+.3f}",
@@ -252,10 +293,33 @@ def _print_table(report: RiftReport, limit: int) -> None:
             c.diagnosis,
         )
     stdout.print(table)
+    _print_accepted(report)
     if len(report.clusters) > limit:
         stdout.print(f"... {len(report.clusters) - limit} more clusters (see --json or --html)")
     _print_queries(report)
     _print_substitutes(report, limit)
+
+
+def _risk_cell(risk: str, gate_risk: str) -> str:
+    cell = f"[{_STYLE[risk]}]{risk}[/]"
+    return cell if gate_risk == risk else f"{cell} (accepted; open: {gate_risk})"
+
+
+def _print_accepted(report: RiftReport) -> None:
+    info, s = report.accepted, report.summary
+    if not info:
+        return
+    stdout.print(
+        f"accepted file {info['file']}: {info['covered']} of {info['covered'] + info['open']} "
+        f"confusable pairs reviewed; open: {s.open_high} HIGH, {s.open_medium} MEDIUM clusters",
+        highlight=False,
+    )
+    if info["stale"]:
+        stdout.print(
+            f"  {len(info['stale'])} accepted pairs are no longer confusable "
+            "(--write-accepted drops them)",
+            highlight=False,
+        )
 
 
 def _print_queries(report: RiftReport, count: int = 3) -> None:

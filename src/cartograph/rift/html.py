@@ -218,9 +218,10 @@ def _cluster_row(k: int, c: ClusterReport) -> str:
         )
     margin_min = "n/a" if c.margin_min is None else f"{c.margin_min:+.3f}"
     color = _COLORS.get(c.risk, "#555")
+    accepted = "" if c.gate_risk == c.risk else f"<div>accepted; open: {c.gate_risk}</div>"
     return (
         f"<tr><td>{k}</td>"
-        f'<td><span class="risk" style="background:{color}">{c.risk}</span></td>'
+        f'<td><span class="risk" style="background:{color}">{c.risk}</span>{accepted}</td>'
         f"<td>{len(c.members)}</td><td>{c.cohesion:.3f}</td><td>{margin_min}</td>"
         f"<td>{''.join(members)}</td>"
         f'<td class="tok">{escape(", ".join(c.shared_tokens)) or "<em>none</em>"}</td>'
@@ -273,6 +274,8 @@ def _stats(report: RiftReport) -> str:
         ("across servers", s.cross_server),
         ("substitute pairs", s.substitute_pairs),
     ]
+    if s.open_high is not None:
+        stats += [("HIGH open (not accepted)", s.open_high), ("MEDIUM open", s.open_medium)]
     cells = "".join(f'<div class="stat"><b>{escape(str(v))}</b>{escape(k)}</div>' for k, v in stats)
     return f'<div class="cards">{cells}</div>'
 

@@ -9,6 +9,9 @@ Shape (extra fields after the required ones)::
                    "regenerate", "jaccard", "queries", "margins", "rivals"}],
      "config": {...}, "tools_total": n, "timing": {...}}
 
+With an accepted file (:mod:`cartograph.rift.accepted`) each cluster carries ``open_risk``,
+the summary ``open_high`` / ``open_medium``, and the report an ``accepted`` block.
+
 ``negative_margins`` counts clustered tools whose own synthetic query ranks a cluster mate
 first (null without margins). A member's *label* (the key of ``distinct_tokens``, ``queries``,
 ``margins``, ``rivals``) is its tool name, or ``server/tool`` for every member when two members
@@ -45,6 +48,13 @@ class ClusterReport(BaseModel):
     margins: dict[str, float | None] | None = None
     rivals: dict[str, str | None] | None = None
     substitutes: list[list[str]] = []
+    open_risk: RiskLevel | None = None
+    """With an accepted file: the highest risk among the pairs it does not cover (the gate
+    reads this instead of ``risk``); ``None`` without one."""
+
+    @property
+    def gate_risk(self) -> RiskLevel:
+        return self.risk if self.open_risk is None else self.open_risk
 
     @property
     def servers(self) -> set[str]:
@@ -63,6 +73,8 @@ class Summary(BaseModel):
     cross_server: int
     negative_margins: int | None = None
     substitute_pairs: int = 0
+    open_high: int | None = None
+    open_medium: int | None = None
 
     @classmethod
     def of(cls, clusters: list[ClusterReport]) -> Summary:
@@ -82,7 +94,16 @@ class Summary(BaseModel):
             cross_server=len(clusters) - within,
             negative_margins=negative if with_margins else None,
             substitute_pairs=sum(len(c.substitutes) for c in clusters),
+            **_open_counts(clusters),
         )
+
+
+def _open_counts(clusters: list[ClusterReport]) -> dict[str, int]:
+    """HIGH and MEDIUM clusters still open after an accepted file (nothing without one)."""
+    if not any(c.open_risk is not None for c in clusters):
+        return {}
+    gates = [c.gate_risk for c in clusters]
+    return {"open_high": gates.count("HIGH"), "open_medium": gates.count("MEDIUM")}
 
 
 class RiftReport(BaseModel):
@@ -93,15 +114,17 @@ class RiftReport(BaseModel):
     config: dict[str, Any] = {}
     tools_total: int = 0
     timing: dict[str, float] = {}
+    accepted: dict[str, Any] | None = None
 
     def to_json(self) -> dict[str, Any]:
         return self.model_dump(mode="json")
 
     def fails(self, fail_on: FailOn) -> bool:
-        """True when a cluster at or above ``fail_on`` (high | medium | never) exists."""
+        """True when a cluster at or above ``fail_on`` (high | medium | never) exists; with an
+        accepted file applied, only what it does not cover counts (``open_risk``)."""
         if fail_on not in FAIL_ON:
             raise UsageError(f"--fail-on must be one of {', '.join(FAIL_ON)}, got {fail_on!r}")
         if fail_on == "never":
             return False
         floor = {"high": 2, "medium": 1}[fail_on]
-        return any(_RANK[c.risk] >= floor for c in self.clusters)
+        return any(_RANK[c.gate_risk] >= floor for c in self.clusters)

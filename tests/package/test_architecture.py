@@ -40,6 +40,7 @@ LAYERS: list[set[str]] = [
         "lazy",
         "errors",
         "envflags",
+        "metrics",
     },
 ]
 RANK = {name: rank for rank, layer in enumerate(LAYERS) for name in layer}

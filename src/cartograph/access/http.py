@@ -17,6 +17,7 @@ from typing import Any
 
 from cartograph.access.guard import Access, Caller
 from cartograph.errors import AuthError, RateLimited
+from cartograph.metrics import Counter
 
 logger = logging.getLogger(__name__)
 
@@ -39,10 +40,21 @@ def _quote(text: str) -> str:
 
 
 class AuthMiddleware:
-    """ASGI middleware in front of ``/mcp``."""
+    """ASGI middleware in front of ``/mcp`` (and ``/metrics``); ``unauthorized`` and
+    ``limited`` count its 401 and 429 answers (``limited`` with ``kind="http"``)."""
 
-    def __init__(self, app: Any, access: Access, resource: str) -> None:
+    def __init__(
+        self,
+        app: Any,
+        access: Access,
+        resource: str,
+        *,
+        unauthorized: Counter | None = None,
+        limited: Counter | None = None,
+    ) -> None:
         self.app = app
+        self.unauthorized = unauthorized
+        self.limited = limited
         self.access = access
         self.resource = resource
         base = resource.split("/", 3)
@@ -76,11 +88,15 @@ class AuthMiddleware:
             caller = self.access.authenticate(token)
         except AuthError as exc:
             logger.info("401 for %s %s: %s", scope.get("method"), path, exc)
+            if self.unauthorized is not None:
+                self.unauthorized.inc()
             await self._unauthorized(send, exc)
             return
         try:
             self.access.limiter.take(f"{caller.name}#http", caller.policy.requests_per_minute)
         except RateLimited as exc:
+            if self.limited is not None:
+                self.limited.inc(kind="http")
             retry = str(max(1, math.ceil(exc.retry_after)))
             body = json.dumps({"error": "rate_limited", "error_description": str(exc)}).encode()
             await _respond(send, 429, body, [(b"retry-after", retry.encode())])

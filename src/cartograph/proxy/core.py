@@ -55,6 +55,7 @@ from cartograph.proxy.resolver import Opener, Resolver, default_opener
 from cartograph.proxy.settings import MODES
 from cartograph.proxy.status import StatusAnswer, build_status
 from cartograph.proxy.subscriptions import Subscriptions
+from cartograph.proxy.telemetry import UNKNOWN_SERVER, ProxyMetrics
 from cartograph.proxy.validate import validate_arguments
 from cartograph.storage import Store, open_store
 from cartograph.upstream.chain import call_meta, loop_problem, workspace_id
@@ -100,6 +101,7 @@ class Proxy:
         # the workspace files, or the store shared by every replica
         self.store = store = store if store is not None else open_store(ws)
         self.audit = BoundedAudit(store.audit_log(), self.settings.inputs)
+        self.metrics = ProxyMetrics()
         self.instance = workspace_id(ws)  # for loop refusal (cartograph.upstream.chain)
         self.offers = OfferBook()
         self.quarantine = Quarantine(store.quarantine_ledger())
@@ -181,6 +183,7 @@ class Proxy:
         ``client`` (the MCP session) remembers what was offered, for the audit.
         Refused tasks are audited too (``outcome``), as a bounded excerpt and a hash."""
         limits = self.settings.inputs
+        started = time.perf_counter()
         discover_id = new_discover_id()
         record: dict[str, Any] = {"client": caller.name if caller else None, "session": client}
         try:
@@ -204,7 +207,11 @@ class Proxy:
                 query=text_for_audit(task, limits),
                 outcome=type(exc).__name__,
             )
+            self.metrics.discover_seconds.observe(
+                time.perf_counter() - started, outcome=type(exc).__name__
+            )
             raise
+        self.metrics.discover_seconds.observe(time.perf_counter() - started, outcome="ok")
         self.offers.record(client, discover_id, [(h.server, h.tool) for h in ranking.results])
         self.audit.write(
             "discover",
@@ -275,12 +282,16 @@ class Proxy:
             outcome = "cancelled"
             raise
         finally:
+            elapsed = time.perf_counter() - started
+            self.metrics.call_seconds.observe(
+                elapsed, server=self._server_label(server), outcome=outcome
+            )
             self.audit.write(
                 "call",
                 server=server,
                 tool=tool,
                 outcome=outcome,
-                ms=round((time.perf_counter() - started) * 1000, 2),
+                ms=round(elapsed * 1000, 2),
                 client=caller.name if caller else None,
                 session=client,
                 **self._offer_fields(client, server, tool),
@@ -317,6 +328,11 @@ class Proxy:
         )
         if self.configured is not None and server not in self.configured:
             raise not_configured(server, self.settings.config_path)
+
+    def _server_label(self, server: str) -> str:
+        """``server`` for a configured, carded server; else one label for all the others."""
+        configured = self.configured is None or server in self.configured
+        return server if configured and server in self.catalog.cards else UNKNOWN_SERVER
 
     def _offer_fields(self, client: str | None, server: str, tool: str) -> dict[str, Any]:
         """Which discover answer of this session offered the tool, at which rank."""

@@ -81,6 +81,7 @@ class ToolHandlers:
             with self.access.limiter.slot(who.name, policy.calls_per_minute, policy.max_concurrent):
                 return await self._dispatch(ctx, name, arguments, who)
         except RateLimited as exc:
+            self.proxy.metrics.rate_limited.inc(kind="tool")
             self.proxy.audit.write("rate-limited", client=who.name if who else None, tool=name)
             return _error(str(exc))
         except CartographError as exc:

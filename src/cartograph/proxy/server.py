@@ -32,12 +32,14 @@ from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
 
 from cartograph.access.guard import Access, Caller
-from cartograph.access.http import AuthMiddleware
+from cartograph.access.http import CALLER_KEY, AuthMiddleware
+from cartograph.metrics import CONTENT_TYPE
 from cartograph.proxy.core import Proxy
 from cartograph.proxy.front import FrontServer, register_federation
 from cartograph.proxy.handlers import ToolHandlers
 from cartograph.proxy.http_limit import BodyLimit
 from cartograph.proxy.stdio import bounded_stdio_server
+from cartograph.proxy.telemetry import metrics_text
 
 logger = logging.getLogger(__name__)
 
@@ -153,11 +155,15 @@ def http_app(
     )
 
     async def app(scope: Any, receive: Any, send: Any) -> None:
-        if scope["type"] == "http" and scope["path"].rstrip("/") == "/mcp":
+        path = scope["path"].rstrip("/") if scope["type"] == "http" else ""
+        if path == "/mcp":
             await manager.handle_request(scope, receive, send)
             return
+        if path == "/metrics":
+            await _metrics(proxy, scope, send)
+            return
         if scope["type"] == "http":
-            body = b"not found: MCP is served at /mcp\n"
+            body = b"not found: MCP is served at /mcp, metrics at /metrics\n"
             await send(
                 {
                     "type": "http.response.start",
@@ -169,8 +175,31 @@ def http_app(
 
     limited = BodyLimit(app, proxy.settings.inputs.max_message_bytes)
     if access is not None:
-        return AuthMiddleware(limited, access, resource or f"http://{host}/mcp"), manager
+        counts = proxy.metrics
+        front = AuthMiddleware(
+            limited,
+            access,
+            resource or f"http://{host}/mcp",
+            unauthorized=counts.auth_failures,
+            limited=counts.rate_limited,
+        )
+        return front, manager
     return limited, manager
+
+
+async def _metrics(proxy: Proxy, scope: Any, send: Any) -> None:
+    """``GET /metrics``: the Prometheus text, as the authenticated client may see it."""
+    if scope.get("method") not in ("GET", "HEAD"):
+        status, body, kind = 405, b"/metrics answers GET\n", b"text/plain"
+    else:
+        caller = scope.get("state", {}).get(CALLER_KEY)
+        text = metrics_text(proxy, caller)  # on the loop, as status is: it reads the gateway
+        status, body, kind = 200, text.encode(), CONTENT_TYPE.encode()
+    headers = [(b"content-type", kind), (b"content-length", str(len(body)).encode())]
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send(
+        {"type": "http.response.body", "body": b"" if scope.get("method") == "HEAD" else body}
+    )
 
 
 async def serve_http(

@@ -41,6 +41,7 @@ LAYERS: list[set[str]] = [
         "errors",
         "envflags",
         "metrics",
+        "tracing",
     },
 ]
 RANK = {name: rank for rank, layer in enumerate(LAYERS) for name in layer}

@@ -102,6 +102,12 @@ _DEFAULT = ServeSettings()
     metavar="URL",
     help="This server's public MCP URL (protected-resource metadata). Default: http://HOST:PORT/mcp",
 )
+@click.option(
+    "--otlp-endpoint",
+    metavar="URL",
+    help="Export OpenTelemetry traces over OTLP/HTTP to URL (http://collector:4318; needs the "
+    "otel extra). Default: $OTEL_EXPORTER_OTLP_ENDPOINT, if set; else no traces.",
+)
 @pass_app
 @handle_errors
 def serve(

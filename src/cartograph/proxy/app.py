@@ -11,6 +11,7 @@ the tests build their proxies here.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 import socket
 from dataclasses import dataclass
@@ -37,6 +38,7 @@ from cartograph.gateway.connector import fleet_connector
 from cartograph.proxy.core import Proxy, ProxySettings
 from cartograph.proxy.server import bind_socket, serve_http, serve_stdio
 from cartograph.proxy.settings import ServeSettings
+from cartograph.tracing import start_tracing, traces_endpoint
 from cartograph.upstream.chain import outgoing_chain
 from cartograph.workspace import Workspace, read_settings
 
@@ -51,6 +53,7 @@ class App:
     access: Access | None = None
     sock: socket.socket | None = None
     resource: str | None = None
+    traces: str | None = None  # the OTLP/HTTP traces URL, when spans are exported
 
 
 def limits_of(settings: ServeSettings) -> Limits:
@@ -97,12 +100,15 @@ def build_proxy(
 
 def build_app(ws: Workspace, settings: ServeSettings) -> App:
     """The proxy and its transport's access, checked: a usage error before anything listens."""
+    traces = traces_endpoint(settings.otlp_endpoint)
     proxy = build_proxy(ws, settings)
     store = ClientStore.of(ws)
     policy = load_policy(Path(settings.policy_file)) if settings.policy_file else None
     if settings.transport == "stdio":
-        return App(proxy, settings, caller=_stdio_caller(settings, store, policy))
-    return _http_app(proxy, settings, store, policy)
+        app = App(proxy, settings, caller=_stdio_caller(settings, store, policy))
+    else:
+        app = _http_app(proxy, settings, store, policy)
+    return dataclasses.replace(app, traces=traces)
 
 
 def _stdio_caller(
@@ -150,8 +156,18 @@ def _http_app(
 
 
 def run(app: App) -> None:
-    """Serve ``app`` until its stdio client disconnects, or until a signal."""
+    """Serve ``app`` until its stdio client disconnects, or until a signal; spans still
+    batched are flushed on the way out."""
     heap.return_large_blocks()  # RSS must not keep what large inputs took
+    stop_tracing = start_tracing(app.traces) if app.traces else None
+    try:
+        _serve(app)
+    finally:
+        if stop_tracing is not None:
+            stop_tracing()
+
+
+def _serve(app: App) -> None:
     if app.settings.transport == "stdio":
         anyio.run(serve_stdio, app.proxy, app.caller)
         return

@@ -58,6 +58,7 @@ from cartograph.proxy.subscriptions import Subscriptions
 from cartograph.proxy.telemetry import UNKNOWN_SERVER, ProxyMetrics
 from cartograph.proxy.validate import validate_arguments
 from cartograph.storage import Store, open_store
+from cartograph.tracing import span
 from cartograph.upstream.chain import call_meta, loop_problem, workspace_id
 from cartograph.workspace import Workspace
 
@@ -182,9 +183,28 @@ class Proxy:
         lets it see; ``keywords`` (product names, identifiers) weigh in the lexical channel;
         ``client`` (the MCP session) remembers what was offered, for the audit.
         Refused tasks are audited too (``outcome``), as a bounded excerpt and a hash."""
+        discover_id = new_discover_id()
+        with span("cartograph discover", **{"cartograph.discover_id": discover_id}) as current:
+            answer = await self._counted_discover(discover_id, task, k, caller, client, keywords)
+            if current is not None:
+                top = answer.tools[0] if answer.tools else None
+                current.set_attribute("cartograph.results", len(answer.tools))
+                if top is not None:
+                    current.set_attribute("cartograph.top", f"{top.server}/{top.tool}")
+            return answer
+
+    async def _counted_discover(
+        self,
+        discover_id: str,
+        task: str,
+        k: int,
+        caller: Caller | None,
+        client: str | None,
+        keywords: Any,
+    ) -> DiscoverAnswer:
+        """Discover, timed, counted and audited under ``discover_id``."""
         limits = self.settings.inputs
         started = time.perf_counter()
-        discover_id = new_discover_id()
         record: dict[str, Any] = {"client": caller.name if caller else None, "session": client}
         try:
             check_task(task, limits)
@@ -260,6 +280,24 @@ class Proxy:
         ``chain`` names the Cartograph proxies the request passed before this one. The
         upstream's result comes back whole, as it sent it; ``progress`` hears its progress
         notifications for the call. Cancelling the caller cancels the upstream's request."""
+        where = {"cartograph.server": self._server_label(server), "cartograph.tool": tool}
+        with span("cartograph call", **where) as current:
+            return await self._counted_call(
+                server, tool, arguments, client, caller, chain, progress, current
+            )
+
+    async def _counted_call(
+        self,
+        server: str,
+        tool: str,
+        arguments: Any,
+        client: str | None,
+        caller: Caller | None,
+        chain: tuple[str, ...],
+        progress: ProgressFnT | None,
+        current: Any,
+    ) -> types.CallToolResult:
+        """The call, timed, counted and audited (``current``: its span, or None)."""
         started = time.perf_counter()
         outcome = "ok"
         try:
@@ -283,6 +321,8 @@ class Proxy:
             raise
         finally:
             elapsed = time.perf_counter() - started
+            if current is not None:
+                current.set_attribute("cartograph.outcome", outcome)
             self.metrics.call_seconds.observe(
                 elapsed, server=self._server_label(server), outcome=outcome
             )

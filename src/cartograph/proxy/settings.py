@@ -47,3 +47,4 @@ class ServeSettings:
     auth_jwks: str | None = None
     auth_audience: str | None = None
     resource_url: str | None = None
+    otlp_endpoint: str | None = None  # None: $OTEL_EXPORTER_OTLP_(TRACES_)ENDPOINT, if set

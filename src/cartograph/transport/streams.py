@@ -17,6 +17,7 @@ from mcp.client.sse import sse_client
 from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 
+from cartograph.tracing import inject_headers_async
 from cartograph.transport.stdio_bounded import bounded_stdio_client
 
 __all__ = ["TransportStreams", "http_transport", "sse_transport", "stdio_transport"]
@@ -42,7 +43,11 @@ async def http_transport(
 ) -> AsyncIterator[TransportStreams]:
     """Streamable HTTP; ``timeout`` bounds connect and write, reads may wait for held streams."""
     # The SDK's defaults, with our connect timeout: a long read timeout for held-open streams.
-    client = httpx2.AsyncClient(headers=dict(headers), timeout=httpx2.Timeout(timeout, read=300.0))
+    client = httpx2.AsyncClient(
+        headers=dict(headers),
+        timeout=httpx2.Timeout(timeout, read=300.0),
+        event_hooks={"request": [inject_headers_async]},  # traceparent, when tracing is on
+    )
     async with client, streamable_http_client(url, http_client=client) as (read, write):
         yield read, write
 

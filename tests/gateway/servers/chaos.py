@@ -63,9 +63,13 @@ def pid() -> int:
 
 @mcp.tool()
 def chain(ctx: Context) -> str:
-    """The _meta the request came with, as JSON."""
+    """The _meta the request came with, as JSON (over HTTP, with its traceparent header)."""
     meta = ctx.request_context.meta
-    return json.dumps(meta.model_dump(exclude_none=True) if meta is not None else {})
+    out = meta.model_dump(exclude_none=True) if meta is not None else {}
+    headers = getattr(getattr(ctx.request_context, "request", None), "headers", None)
+    if headers is not None and "traceparent" in headers:
+        out["http_traceparent"] = headers["traceparent"]
+    return json.dumps(out)
 
 
 @mcp.tool()

@@ -22,7 +22,8 @@ PACKAGE = SRC / "cartograph"
 # any layer below it, never one above.
 LAYERS: list[set[str]] = [
     {"cli", "__main__"},
-    {"proxy", "console"},
+    {"console"},
+    {"proxy"},
     {"storage"},
     {"gateway", "index", "rift", "evaluate", "stubgen", "access"},
     {"generate"},

@@ -108,13 +108,33 @@ _DEFAULT = ServeSettings()
     help="Export OpenTelemetry traces over OTLP/HTTP to URL (http://collector:4318; needs the "
     "otel extra). Default: $OTEL_EXPORTER_OTLP_ENDPOINT, if set; else no traces.",
 )
+@click.option(
+    "--no-console",
+    is_flag=True,
+    help="HTTP: do not serve the operator's console at /console.",
+)
 @pass_app
 @handle_errors
 def serve(
-    app: AppContext, config_path: str | None, per_client: tuple[str, ...], **options: Any
+    app: AppContext,
+    config_path: str | None,
+    per_client: tuple[str, ...],
+    no_console: bool,
+    **options: Any,
 ) -> None:
-    """Serve the proxy: three tools (discover, status, call) in front of every upstream."""
+    """Serve the proxy: three tools (discover, status, call) in front of every upstream.
+
+    Over HTTP also the operator's console at /console and Prometheus metrics at /metrics."""
     from cartograph.proxy.app import build_app, run
 
     settings = ServeSettings(config=config_path, per_client=frozenset(per_client), **options)
-    run(build_app(app.workspace, settings))
+    served = build_app(app.workspace, settings)
+    if served.access is not None and settings.transport == "http" and not no_console:
+        import dataclasses
+
+        from cartograph.console import build_console
+
+        secure = (served.resource or "").startswith("https://")
+        console = build_console(served.proxy, served.access, secure=secure)
+        served = dataclasses.replace(served, mounts={"/console": console})
+    run(served)

@@ -131,22 +131,33 @@ def hybrid_scores(ev: Evidence, p: HybridParams | None = None) -> np.ndarray:
     share no token with the query get no BM25 term. Measured against reciprocal-rank fusion of
     the same evidence, this raised the mean R@5 of the five benchmark sets from 0.70 to 0.75.
     """
+    parts = hybrid_parts(ev, p)
+    score = parts.pop("dense")
+    for term in parts.values():
+        score += term
+    return score
+
+
+def hybrid_parts(ev: Evidence, p: HybridParams | None = None) -> dict[str, np.ndarray]:
+    """The terms of :func:`hybrid_scores`, by channel (``dense``, and ``bm25``, ``steps``,
+    ``server`` where they apply): what each contributed to each tool's score (the console's
+    discover playground shows them)."""
     p = p or HybridParams()
-    score = _standardise(ev.tool_cos, ev.dense_stats)
+    parts = {"dense": _standardise(ev.tool_cos, ev.dense_stats)}
     top = float(ev.bm25.max()) if len(ev.bm25) else 0.0
     if top > 0:
-        score += p.w_bm25 * (ev.bm25.astype(np.float64) / top)
+        parts["bm25"] = p.w_bm25 * (ev.bm25.astype(np.float64) / top)
     if p.w_steps > 0 and ev.step_cos is not None and len(ev.step_cos):
         stats = ev.step_stats or [None] * len(ev.step_cos)
-        score += p.w_steps * np.max(
+        parts["steps"] = p.w_steps * np.max(
             [_standardise(row, st) for row, st in zip(ev.step_cos, stats, strict=True)], axis=0
         )
     if p.w_server > 0 and ev.n_servers > 1:
         srv = np.maximum(
             ev.server_cos.astype(np.float64), _server_max(ev.tool_cos, ev.tool_server, ev.n_servers)
         )
-        score += p.w_server * _standardise(srv)[ev.tool_server]
-    return score
+        parts["server"] = p.w_server * _standardise(srv)[ev.tool_server]
+    return parts
 
 
 def random_scores(n: int, seed: int) -> np.ndarray:

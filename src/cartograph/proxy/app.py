@@ -54,6 +54,7 @@ class App:
     sock: socket.socket | None = None
     resource: str | None = None
     traces: str | None = None  # the OTLP/HTTP traces URL, when spans are exported
+    mounts: dict[str, Any] | None = None  # ASGI apps beside /mcp (the console), HTTP only
 
 
 def limits_of(settings: ServeSettings) -> Limits:
@@ -181,6 +182,7 @@ def _serve(app: App) -> None:
                 sock=app.sock,
                 access=app.access,
                 resource=app.resource,
+                mounts=app.mounts,
             )
         )
 

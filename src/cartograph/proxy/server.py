@@ -19,7 +19,7 @@ import logging
 import signal
 import socket
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any
@@ -134,12 +134,18 @@ def bind_socket(host: str, port: int) -> socket.socket:
 
 
 def http_app(
-    proxy: Proxy, host: str, access: Access | None = None, resource: str | None = None
+    proxy: Proxy,
+    host: str,
+    access: Access | None = None,
+    resource: str | None = None,
+    mounts: Mapping[str, Any] | None = None,
 ) -> tuple[Any, StreamableHTTPSessionManager]:
     """An ASGI app serving MCP at ``/mcp`` and its session manager (run it around serving).
 
     With ``access``, requests pass :class:`~cartograph.access.http.AuthMiddleware` first
     (``resource`` is this server's public ``/mcp`` URL, for the protected-resource metadata).
+    ``mounts`` (path prefix -> ASGI app, e.g. the console at ``/console``) are served before
+    the bearer check: such an app authenticates its own users (the console by login session).
     """
     loopback = host in ("127.0.0.1", "localhost", "::1")
     security = TransportSecuritySettings(
@@ -173,18 +179,33 @@ def http_app(
             )
             await send({"type": "http.response.body", "body": body})
 
-    limited = BodyLimit(app, proxy.settings.inputs.max_message_bytes)
+    limit = proxy.settings.inputs.max_message_bytes
+    front: Any = BodyLimit(app, limit)
     if access is not None:
         counts = proxy.metrics
         front = AuthMiddleware(
-            limited,
+            front,
             access,
             resource or f"http://{host}/mcp",
             unauthorized=counts.auth_failures,
             limited=counts.rate_limited,
         )
-        return front, manager
-    return limited, manager
+    return _with_mounts(front, {k: BodyLimit(v, limit) for k, v in (mounts or {}).items()}), manager
+
+
+def _with_mounts(front: Any, mounts: Mapping[str, Any]) -> Any:
+    if not mounts:
+        return front
+
+    async def dispatch(scope: Any, receive: Any, send: Any) -> None:
+        path = scope.get("path", "") if scope["type"] == "http" else ""
+        for prefix, mounted in mounts.items():
+            if path == prefix or path.startswith(prefix + "/"):
+                await mounted(scope, receive, send)
+                return
+        await front(scope, receive, send)
+
+    return dispatch
 
 
 async def _metrics(proxy: Proxy, scope: Any, send: Any) -> None:
@@ -211,13 +232,15 @@ async def serve_http(
     ready: anyio.Event | None = None,
     access: Access | None = None,
     resource: str | None = None,
+    mounts: Mapping[str, Any] | None = None,
 ) -> None:
     """Serve streamable HTTP at ``http://host:port/mcp`` until cancelled; with ``access``,
-    only to clients it authenticates."""
+    only to clients it authenticates; ``mounts`` beside it (see :func:`http_app`)."""
     sock = sock or bind_socket(host, port)
     bound = sock.getsockname()[1]
     where = f"[{host}]" if ":" in host else host
-    app, manager = http_app(proxy, host, access, resource or f"http://{where}:{bound}/mcp")
+    url = resource or f"http://{where}:{bound}/mcp"
+    app, manager = http_app(proxy, host, access, url, mounts)
     # A client's open event stream (GET /mcp) ends only when its MCP session does: on SIGTERM
     # the sessions are closed first, then uvicorn finishes; 1 s more is the backstop.
     config = uvicorn.Config(
@@ -227,6 +250,8 @@ async def serve_http(
     url = f"http://{host}:{bound}/mcp"
     logger.info("serving MCP over streamable HTTP at %s", url)
     print(f"cartograph: serving MCP at {url}", file=sys.stderr, flush=True)
+    for prefix in mounts or {}:
+        print(f"cartograph: {prefix.strip('/')} at http://{host}:{bound}{prefix}", file=sys.stderr)
     stopping = anyio.Event()
 
     async def sessions(*, task_status: anyio.abc.TaskStatus[None]) -> None:

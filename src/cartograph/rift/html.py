@@ -229,7 +229,8 @@ def _cluster_row(k: int, c: ClusterReport) -> str:
     )
 
 
-def _figures(report: RiftReport) -> str:
+def figures(report: RiftReport) -> str:
+    """The two inline SVG histograms (margins by zone, cluster sizes) of ``report``."""
     margins = [v for c in report.clusters if c.margins for v in c.margins.values() if v is not None]
     sizes = [len(c.members) for c in report.clusters]
     figs = []
@@ -318,7 +319,7 @@ def render_html(report: RiftReport, *, title: str = "Rift report") -> str:
         f"<title>{escape(title)}</title><style>{_CSS}</style></head><body>"
         f'<h1>{escape(title)}</h1><div class="sub">{escape(cfg)}</div>'
         f"{_stats(report)}"
-        f'<h2>Pictures</h2><div class="figs">{_figures(report)}</div>'
+        f'<h2>Pictures</h2><div class="figs">{figures(report)}</div>'
         f"<h2>Clusters</h2><table>{_TABLE_HEAD}<tbody>{rows}</tbody></table>"
         f"{_substitutes(report)}</body></html>\n"
     )

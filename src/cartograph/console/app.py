@@ -1,0 +1,232 @@
+"""The console's ASGI app: login, logout and the read-only pages, under ``/console``.
+
+Mounted by ``serve --transport http`` beside ``/mcp`` (:func:`build_console`). It does its own
+authentication: the login form takes the same API key or JWT the MCP endpoint accepts (checked
+by the same :class:`~cartograph.access.Access`), rate-limited per remote address, and opens a
+server-side session (:mod:`cartograph.console.sessions`). Every form that changes something
+(login, logout) carries a CSRF token; logins and logouts are audited. Pages render Jinja2
+templates shipped in the package with autoescaping on, so nothing from a card or a publisher is
+ever HTML; every response forbids scripts, frames and outside resources (no CDN, no build step).
+"""
+
+from __future__ import annotations
+
+import hmac
+import logging
+import secrets
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import anyio
+from jinja2 import Environment, PackageLoader, select_autoescape
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, RedirectResponse, Response
+from starlette.routing import Route, Router
+
+from cartograph.console import pages
+from cartograph.console.sessions import (
+    COOKIE,
+    LOGIN_COOKIE,
+    TTL_S,
+    ConsoleSession,
+    SessionBook,
+    cookie_header,
+)
+from cartograph.errors import AuthError, CartographError, RateLimited
+from cartograph.proxy.resolver import MAX_K
+
+if TYPE_CHECKING:
+    from cartograph.access.guard import Access
+    from cartograph.proxy.core import Proxy
+
+logger = logging.getLogger(__name__)
+LOGIN_PER_MINUTE = 10.0
+SECURITY_HEADERS = {
+    "content-security-policy": "default-src 'none'; style-src 'unsafe-inline'; "
+    "img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+    "x-content-type-options": "nosniff",
+    "referrer-policy": "no-referrer",
+    "cache-control": "no-store",
+}
+NAV = [
+    ("servers", "/console"),
+    ("discover", "/console/discover"),
+    ("audit", "/console/audit"),
+    ("quarantine", "/console/quarantine"),
+    ("rift", "/console/rift"),
+]
+
+
+@dataclass
+class Console:
+    proxy: Proxy
+    access: Access
+    secure: bool = False
+    sessions: SessionBook = field(default_factory=SessionBook)
+    rift: pages.RiftCache = field(default_factory=pages.RiftCache)
+    templates: Environment = field(
+        default_factory=lambda: Environment(
+            loader=PackageLoader("cartograph.console", "templates"),
+            autoescape=select_autoescape(["html"]),
+            trim_blocks=True,
+            lstrip_blocks=True,
+        )
+    )
+
+    # -- rendering ----------------------------------------------------------------------------
+
+    def page(
+        self,
+        template: str,
+        session: ConsoleSession | None,
+        code: int = 200,
+        **values: Any,
+    ) -> HTMLResponse:
+        body = self.templates.get_template(template).render(session=session, nav=NAV, **values)
+        return HTMLResponse(body, status_code=code, headers=SECURITY_HEADERS)
+
+    def not_found(self, session: ConsoleSession | None, what: str, known: list[str]) -> Response:
+        return self.page("not_found.html", session, 404, what=what, known=known)
+
+    # -- sessions -----------------------------------------------------------------------------
+
+    def session_of(self, request: Request) -> ConsoleSession | None:
+        return self.sessions.get(request.cookies.get(COOKIE))
+
+    async def login_form(self, request: Request) -> Response:
+        token = request.cookies.get(LOGIN_COOKIE) or secrets.token_urlsafe(24)
+        response = self.page("login.html", None, csrf=token, message=None)
+        response.headers.append("set-cookie", self._cookie(LOGIN_COOKIE, token, 600))
+        return response
+
+    async def login(self, request: Request) -> Response:
+        form = await request.form()
+        expected = request.cookies.get(LOGIN_COOKIE) or ""
+        sent = str(form.get("csrf") or "")
+        if not expected or not hmac.compare_digest(sent, expected):
+            return self.page("login.html", None, 403, csrf=expected, message=_STALE_FORM)
+        where = request.client.host if request.client else "unknown"
+        try:
+            self.access.limiter.take(f"console-login#{where}", LOGIN_PER_MINUTE)
+            caller = self.access.authenticate(str(form.get("token") or "").strip() or None)
+        except RateLimited as exc:
+            self.proxy.audit.write("console-login", address=where, outcome="rate-limited")
+            return self.page("login.html", None, 429, csrf=expected, message=str(exc))
+        except AuthError as exc:
+            self.proxy.audit.write("console-login", address=where, outcome="refused")
+            message = f"That key or token was not accepted ({exc}). Check it and try again."
+            return self.page("login.html", None, 401, csrf=expected, message=message)
+        session = self.sessions.create(caller)
+        self.proxy.audit.write("console-login", client=caller.name, address=where, outcome="ok")
+        response = RedirectResponse("/console", status_code=303)
+        response.headers.append("set-cookie", self._cookie(COOKIE, session.id, int(TTL_S)))
+        return response
+
+    async def logout(self, request: Request) -> Response:
+        session = self.session_of(request)
+        form = await request.form()
+        if session is None or not session.csrf_ok(str(form.get("csrf") or "")):
+            return self.page("login.html", None, 403, csrf="", message=_STALE_FORM)
+        self.sessions.end(session.id)
+        self.proxy.audit.write("console-logout", client=session.caller.name)
+        response = RedirectResponse("/console/login", status_code=303)
+        response.headers.append("set-cookie", self._cookie(COOKIE, "", 0))
+        return response
+
+    def _cookie(self, name: str, value: str, max_age: int) -> str:
+        return cookie_header(name, value, secure=self.secure, max_age=max_age)
+
+    # -- pages --------------------------------------------------------------------------------
+
+    async def servers(self, request: Request, session: ConsoleSession) -> Response:
+        status = self.proxy.status(session.caller)
+        return self.page("servers.html", session, status=status)
+
+    async def server(self, request: Request, session: ConsoleSession) -> Response:
+        name = request.path_params["server"]
+        try:
+            page = pages.server_page(self.proxy, session.caller, name)  # status: on the loop
+        except pages.NotFound as exc:
+            return self.not_found(session, exc.what, [f"/console/servers/{k}" for k in exc.known])
+        return self.page("server.html", session, page=page)
+
+    async def discover(self, request: Request, session: ConsoleSession) -> Response:
+        task = request.query_params.get("task", "").strip()
+        k = _int(request.query_params.get("k"), 5, 1, MAX_K)
+        rows, error = [], None
+        if task:
+            try:
+                await self.proxy.discover(task, k, caller=session.caller, client="console")
+                rows = await anyio.to_thread.run_sync(
+                    pages.discover_page, self.proxy, session.caller, task, k
+                )
+            except CartographError as exc:
+                error = str(exc)
+        return self.page("discover.html", session, task=task, k=k, rows=rows, error=error)
+
+    async def audit(self, request: Request, session: ConsoleSession) -> Response:
+        q = request.query_params
+        filters = {key: q.get(key, "").strip() for key in ("client", "tool", "since")}
+        rows = await anyio.to_thread.run_sync(
+            lambda: pages.audit_rows(self.proxy, session.caller, **filters)
+        )
+        return self.page("audit.html", session, rows=rows, filters=filters)
+
+    async def quarantine(self, request: Request, session: ConsoleSession) -> Response:
+        rows = pages.quarantine_rows(self.proxy, session.caller)
+        return self.page("quarantine.html", session, rows=rows)
+
+    async def rift_page(self, request: Request, session: ConsoleSession) -> Response:
+        from markupsafe import Markup
+
+        from cartograph.rift.html import figures
+
+        report = await anyio.to_thread.run_sync(self.rift.report, self.proxy)
+        clusters = pages.visible_clusters(report, session.caller)
+        pictures = Markup(figures(report)) if pages.unrestricted(session.caller) else None
+        return self.page("rift.html", session, report=report, clusters=clusters, pictures=pictures)
+
+    async def missing(self, request: Request, session: ConsoleSession) -> Response:
+        return self.not_found(session, f"page {request.url.path!r}", [path for _, path in NAV])
+
+
+_STALE_FORM = "This form has expired or did not come from this console; load it again."
+
+
+def _int(raw: str | None, default: int, low: int, high: int) -> int:
+    try:
+        value = int(raw) if raw else default
+    except ValueError:
+        return default
+    return max(low, min(high, value))
+
+
+def _guarded(console: Console, handler: Any) -> Any:
+    """A page handler that needs a session: without one, the login page."""
+
+    async def endpoint(request: Request) -> Response:
+        session = console.session_of(request)
+        if session is None:
+            return RedirectResponse("/console/login", status_code=303)
+        return await handler(request, session)
+
+    return endpoint
+
+
+def build_console(proxy: Proxy, access: Access, *, secure: bool = False) -> Router:
+    """The console's ASGI app for ``proxy``, authenticating with ``access``; ``secure``: the
+    public URL is https (cookies get ``Secure``)."""
+    c = Console(proxy, access, secure)
+    routes = [
+        Route("/console/login", c.login_form, methods=["GET"]),
+        Route("/console/login", c.login, methods=["POST"]),
+        Route("/console/logout", c.logout, methods=["POST"]),
+        Route("/console", _guarded(c, c.servers), methods=["GET"]),
+        Route("/console/servers/{server}", _guarded(c, c.server), methods=["GET"]),
+        Route("/console/discover", _guarded(c, c.discover), methods=["GET"]),
+        Route("/console/audit", _guarded(c, c.audit), methods=["GET"]),
+        Route("/console/quarantine", _guarded(c, c.quarantine), methods=["GET"]),
+        Route("/console/rift", _guarded(c, c.rift_page), methods=["GET"]),
+        Route("/console/{rest:path}", _guarded(c, c.missing)),
+    ]
+    return Router(routes=routes)

@@ -1,0 +1,244 @@
+"""What each console page shows, as plain values for its template, cut to what the caller may see.
+
+Every function takes the serving :class:`~cartograph.proxy.core.Proxy` and the logged-in
+:class:`~cartograph.access.Caller` and reads what the proxy already holds (status, the verified
+cards, the quarantine, the audit trail, the index); nothing here writes, and nothing reads the
+operator's private key: where a change needs one (re-attesting a server, regenerating cards)
+the page shows the exact command to run.
+"""
+
+from __future__ import annotations
+
+import logging
+import shlex
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from cartograph.access import ALLOW_ALL
+from cartograph.errors import CartographError
+
+if TYPE_CHECKING:
+    from cartograph.access.guard import Caller
+    from cartograph.proxy.core import Proxy
+
+logger = logging.getLogger(__name__)
+AUDIT_ROWS = 200
+
+
+class NotFound(Exception):
+    """A page for something that does not exist (or that the caller may not see)."""
+
+    def __init__(self, what: str, known: list[str]) -> None:
+        super().__init__(what)
+        self.what = what
+        self.known = known
+
+
+def unrestricted(caller: Caller) -> bool:
+    return caller.policy == ALLOW_ALL
+
+
+@dataclass
+class ToolRow:
+    name: str
+    summary: str
+    usage: str
+    params: list[str]
+    held: str | None
+    publisher: str | None
+
+
+@dataclass
+class ServerPage:
+    server: str
+    key_id: str | None
+    version: int | None
+    signed_at: str | None
+    generator: str | None
+    tools: list[ToolRow] = field(default_factory=list)
+    snapshot_note: str | None = None
+
+
+def server_page(proxy: Proxy, caller: Caller, server: str) -> ServerPage:
+    """One server's tools: the signed card text beside the publisher text recorded at
+    attestation, and the drift state (held by the guard: the live text no longer matches)."""
+    proxy.catalog.refresh()
+    status = proxy.status(caller)
+    visible = {s.server for s in status.servers}
+    if server not in visible:
+        raise NotFound(f"server {server!r}", sorted(visible))
+    card = proxy.catalog.cards[server]  # with its tools (``head`` has none)
+    ref = proxy.catalog.refs[server]
+    publisher, note = _recorded_descriptions(proxy, card)
+    page = ServerPage(
+        server=server,
+        key_id=ref.key_id,
+        version=proxy.catalog.card_version(server),
+        signed_at=ref.signed_at,
+        generator=card.provenance.generator,
+        snapshot_note=note,
+    )
+    for entry in card.tools:
+        if not caller.policy.permits(server, entry.name):
+            continue
+        held = proxy.guard.held(server, entry.name)
+        props = entry.input_schema.get("properties") if isinstance(entry.input_schema, dict) else {}
+        page.tools.append(
+            ToolRow(
+                name=entry.name,
+                summary=entry.summary,
+                usage=entry.usage,
+                params=sorted(props) if isinstance(props, dict) else [],
+                held=f"{held.reason} (since {held.detected_at})" if held else None,
+                publisher=publisher.get(entry.name),
+            )
+        )
+    return page
+
+
+def _recorded_descriptions(proxy: Proxy, card: Any) -> tuple[dict[str, str], str | None]:
+    from cartograph.rift.workspace import find_server_snapshot
+
+    try:
+        snap = find_server_snapshot(proxy.ws, card)
+    except CartographError as exc:
+        return {}, str(exc)
+    out = {str(t.get("name")): str(t.get("description") or "") for t in snap.tools}
+    return out, None
+
+
+@dataclass
+class RankedRow:
+    rank: int
+    server: str
+    tool: str
+    score: float
+    channels: dict[str, float]
+    summary: str
+    key_id: str | None
+    version: int | None
+
+
+def discover_page(proxy: Proxy, caller: Caller, task: str, k: int) -> list[RankedRow]:
+    """The ranking discover gives ``caller`` for ``task``, with each channel's part of each
+    score (hybrid ranking) and the card text and key behind each tool."""
+    allow = None if unrestricted(caller) else caller.policy.permits
+    ranking = proxy.resolver.rank(task, k, allow)
+    parts = _channel_parts(proxy, task, [(h.server, h.tool) for h in ranking.results])
+    rows = []
+    for rank, hit in enumerate(ranking.results, 1):
+        entry = proxy.catalog.cards.tool(hit.server, hit.tool)
+        ref = proxy.catalog.refs.get(hit.server)
+        rows.append(
+            RankedRow(
+                rank=rank,
+                server=hit.server,
+                tool=hit.tool,
+                score=round(hit.score, 4),
+                channels=parts.get((hit.server, hit.tool), {}),
+                summary=entry.summary if entry else "",
+                key_id=ref.key_id if ref else None,
+                version=proxy.catalog.card_version(hit.server),
+            )
+        )
+    return rows
+
+
+def _channel_parts(
+    proxy: Proxy, task: str, wanted: list[tuple[str, str]]
+) -> dict[tuple[str, str], dict[str, float]]:
+    """Each channel's term of the hybrid score for the ``wanted`` tools ({} when the index is
+    not open or ranks another way)."""
+    from cartograph.index.methods import hybrid_parts
+
+    index = getattr(proxy.resolver, "_index", None)
+    if index is None or not wanted:
+        return {}
+    try:
+        parts = hybrid_parts(index.evidence(task), index.hybrid_params)
+    except Exception:  # the playground's breakdown is optional; the ranking above stands
+        logger.exception("channel breakdown failed for the console")
+        return {}
+    where = {tid: k for k, tid in enumerate(index.tool_ids)}
+    out: dict[tuple[str, str], dict[str, float]] = {}
+    for tid in wanted:
+        k = where.get(tid)
+        if k is not None:
+            out[tid] = {name: round(float(v[k]), 3) for name, v in parts.items()}
+    return out
+
+
+def audit_rows(
+    proxy: Proxy, caller: Caller, *, client: str = "", tool: str = "", since: str = ""
+) -> list[dict[str, Any]]:
+    """The newest audit entries first, filtered; a restricted client sees only its own."""
+    rows = proxy.store.audit_log().read()
+    own = None if unrestricted(caller) else caller.name
+    out = []
+    for row in reversed(rows):
+        if own is not None and row.get("client") != own:
+            continue
+        if client and row.get("client") != client:
+            continue
+        if tool and tool not in (str(row.get("tool") or ""), *_result_tools(row)):
+            continue
+        if since and str(row.get("time") or "") < since:
+            continue
+        out.append(row)
+        if len(out) >= AUDIT_ROWS:
+            break
+    return out
+
+
+def _result_tools(row: dict[str, Any]) -> list[str]:
+    results = row.get("results") or []
+    return [str(r.get("tool")) for r in results if isinstance(r, dict)]
+
+
+@dataclass
+class HeldRow:
+    server: str
+    tool: str
+    reason: str
+    since: str
+    command: str
+
+
+def quarantine_rows(proxy: Proxy, caller: Caller) -> list[HeldRow]:
+    """The tools the drift guard holds that ``caller`` may see, each with the command that
+    lifts it (re-attesting the server: it needs the operator's key, so it is not a button)."""
+    proxy.catalog.refresh()  # a re-attested card lifts its tools (CardGuard.held)
+    rows = []
+    config = proxy.settings.config_path
+    where = f" --config {shlex.quote(config)}" if config else ""
+    for held in proxy.quarantine.held():
+        if not caller.policy.permits(held.server, held.tool):
+            continue
+        if proxy.guard.held(held.server, held.tool) is None:
+            continue  # lifted just now
+        command = f"cartograph bootstrap --server {shlex.quote(held.server)}{where}"
+        rows.append(HeldRow(held.server, held.tool, held.reason, held.detected_at, command))
+    return rows
+
+
+class RiftCache:
+    """The Rift report of the served cards, computed on first view and again when they change."""
+
+    def __init__(self) -> None:
+        self._key: int | None = None
+        self._report: Any = None
+
+    def report(self, proxy: Proxy) -> Any:
+        from cartograph.rift.workspace import run_rift
+
+        proxy.catalog.refresh()
+        key = proxy.catalog.generation
+        if self._key != key or self._report is None:
+            self._report = run_rift(proxy.ws, proxy.store)
+            self._key = key
+        return self._report
+
+
+def visible_clusters(report: Any, caller: Caller) -> list[Any]:
+    """The clusters all of whose members ``caller`` may see."""
+    return [c for c in report.clusters if all(caller.policy.permits(s, t) for s, t in c.members)]

@@ -1,0 +1,121 @@
+"""The console over a real `serve --transport http`: login sessions, CSRF, pages, policies, 404s,
+and publisher text that never becomes HTML (a server whose tool description carries a script).
+
+Plain HTTP here (httpx, following what a browser would send); tests/console/test_app_browser.py
+drives a real chromium through the same pages."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+from consolekit import Console, login, serve_console
+
+
+@pytest.fixture(scope="module")
+def console(golden_home: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Console]:
+    with serve_console(golden_home, tmp_path_factory.mktemp("console")) as served:
+        yield served
+
+
+def test_a_session_cookie_is_httponly_strict_and_scoped_and_holds_no_key(console: Console) -> None:
+    client = httpx.Client(base_url=console.base, timeout=60)
+    form = client.get("/console/login")
+    csrf = re.search(r'name="csrf" value="([^"]+)"', form.text)
+    assert csrf
+    done = client.post("/console/login", data={"token": console.keys["ops"], "csrf": csrf[1]})
+    cookie = next(c for c in done.headers.get_list("set-cookie") if "cartograph_console=" in c)
+    assert "HttpOnly" in cookie and "SameSite=Strict" in cookie and "Path=/console" in cookie
+    assert "Secure" not in cookie  # http://127.0.0.1: a Secure cookie would never come back
+    assert console.keys["ops"].split("_")[-1] not in cookie
+    page = client.get("/console")
+    assert page.status_code == 200 and "signed in as <b>ops</b>" in page.text
+    assert "script-src" not in page.headers["content-security-policy"]
+    assert "default-src 'none'" in page.headers["content-security-policy"]
+
+
+def test_without_a_session_every_page_sends_you_to_the_login(console: Console) -> None:
+    for path in ("/console", "/console/audit", "/console/servers/chaos", "/console/nope"):
+        response = httpx.get(console.base + path, timeout=30)
+        assert response.status_code == 303 and response.headers["location"] == "/console/login"
+
+
+def test_a_wrong_key_shows_the_login_page_with_a_clear_message(console: Console) -> None:
+    client = httpx.Client(base_url=console.base, timeout=60)
+    csrf = re.search(r'name="csrf" value="([^"]+)"', client.get("/console/login").text)
+    assert csrf
+    done = client.post("/console/login", data={"token": "cg_000000000000_wrong", "csrf": csrf[1]})
+    assert done.status_code == 401
+    assert "That key or token was not accepted" in done.text
+    assert "cartograph_console=" not in done.headers.get("set-cookie", "")
+
+
+def test_a_login_or_logout_without_the_forms_token_is_refused(console: Console) -> None:
+    bare = httpx.post(f"{console.base}/console/login", data={"token": console.keys["ops"]})
+    assert bare.status_code == 403 and "has expired" in bare.text
+    client = login(console, console.keys["ops"])
+    forged = client.post("/console/logout", data={"csrf": "forged"})
+    assert forged.status_code == 403
+    assert client.get("/console").status_code == 200  # still logged in
+    token = re.search(r'name="csrf" value="([^"]+)"', client.get("/console").text)
+    assert token
+    out = client.post("/console/logout", data={"csrf": token[1]})
+    assert out.status_code == 303 and out.headers["location"] == "/console/login"
+    assert client.get("/console").status_code == 303
+
+
+def test_pages_show_servers_tools_and_never_render_publisher_text_as_html(
+    console: Console,
+) -> None:
+    client = login(console, console.keys["ops"])
+    servers = client.get("/console").text
+    assert all(f'href="/console/servers/{s}"' in servers for s in ("chaos", "calm", "evil"))
+    evil = client.get("/console/servers/evil")
+    assert evil.status_code == 200
+    assert "<script>" not in evil.text and "<b>bold</b>" not in evil.text
+    assert "&lt;script&gt;alert(" in evil.text  # shown, as text
+    chaos = client.get("/console/servers/chaos").text
+    assert "signed card text" in chaos and "echo" in chaos and "matches" in chaos
+
+
+def test_an_unknown_server_or_page_is_a_404_that_says_what_exists(console: Console) -> None:
+    client = login(console, console.keys["ops"])
+    missing = client.get("/console/servers/nope")
+    assert missing.status_code == 404
+    assert "server &#39;nope&#39;" in missing.text and "/console/servers/chaos" in missing.text
+    page = client.get("/console/nowhere")
+    assert page.status_code == 404 and 'href="/console/audit"' in page.text
+
+
+def test_discover_playground_ranks_explains_and_is_audited(console: Console) -> None:
+    client = login(console, console.keys["ops"])
+    page = client.get("/console/discover", params={"task": "add two numbers", "k": 3})
+    assert page.status_code == 200
+    assert "/add</a>" in page.text
+    assert re.search(r"dense [+-]\d", page.text) and re.search(r"bm25 [+-]\d", page.text)
+    audit = client.get("/console/audit", params={"client": "ops"}).text
+    assert "add two numbers" in audit and "console-login" in audit
+
+
+def test_a_restricted_client_sees_only_what_its_policy_allows(console: Console) -> None:
+    client = login(console, console.keys["narrow"])
+    servers = client.get("/console").text
+    assert 'href="/console/servers/calm"' in servers
+    assert "/console/servers/chaos" not in servers and "/console/servers/evil" not in servers
+    assert client.get("/console/servers/chaos").status_code == 404
+    ranked = client.get("/console/discover", params={"task": "add two numbers"}).text
+    assert "chaos/" not in ranked and "calm/add" in ranked
+    audit = client.get("/console/audit").text
+    assert "ops" not in re.sub(r"<[^>]+>", " ", audit).split()  # only its own entries
+
+
+def test_quarantine_and_rift_pages_render(console: Console) -> None:
+    client = login(console, console.keys["ops"])
+    held = client.get("/console/quarantine")
+    assert held.status_code == 200 and "Nothing is quarantined" in held.text
+    rift = client.get("/console/rift")
+    assert rift.status_code == 200 and "tools in clusters" in rift.text
+    assert "<svg" in rift.text  # the margin picture, inline

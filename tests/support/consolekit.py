@@ -1,0 +1,81 @@
+"""Kit for console tests: a real `serve --transport http` over a copy of the golden workspace,
+with a server whose publisher text carries a script tag, two clients (``ops`` may see all,
+``narrow`` only ``calm``), and a browser-like login."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+from accesskit import CARTOGRAPH, start_serve, stop
+from proxykit import chaos_entry, copy_workspace, write_config
+
+EVIL = "<script>alert('owned')</script><b>bold</b>"
+
+
+@dataclass
+class Console:
+    base: str
+    keys: dict[str, str]
+    home: Path
+
+
+def _cli(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [CARTOGRAPH, "--home", str(home), *args], capture_output=True, text=True, timeout=120
+    )
+
+
+@contextmanager
+def serve_console(golden_home: Path, base: Path) -> Iterator[Console]:
+    """Serve it until the block ends."""
+    ws = copy_workspace(golden_home, base / "home")
+    snap = {
+        "evil": {
+            "tools": [
+                {
+                    "name": "peek",
+                    "description": EVIL,
+                    "inputSchema": {"type": "object", "properties": {"path": {"type": "string"}}},
+                }
+            ]
+        }
+    }
+    (base / "evil.json").write_text(json.dumps(snap), encoding="utf-8")
+    done = _cli(ws.root, "bootstrap", "--from-snapshot", str(base / "evil.json"))
+    assert done.returncode == 0, done.stderr
+    config = write_config(
+        base / "cfg", {"chaos": chaos_entry(), "calm": chaos_entry(), "evil": chaos_entry()}
+    )
+    keys = {}
+    for name, options in {"ops": [], "narrow": ["--allow", "calm.*"]}.items():
+        added = _cli(ws.root, "clients", "add", name, *options, "--json")
+        assert added.returncode == 0, added.stderr
+        keys[name] = json.loads(added.stdout)["key"]
+    proc, url = start_serve(ws.root, ["--config", str(config)])
+    try:
+        yield Console(url.rsplit("/", 1)[0], keys, ws.root)
+    finally:
+        stop(proc)
+
+
+def login_form(client: httpx.Client) -> str:
+    """The login form's CSRF token (the form also sets its cookie on ``client``)."""
+    form = client.get("/console/login")
+    csrf = re.search(r'name="csrf" value="([^"]+)"', form.text)
+    assert form.status_code == 200 and csrf
+    return csrf[1]
+
+
+def login(console: Console, key: str) -> httpx.Client:
+    """A browser-like client, logged in (cookies kept)."""
+    client = httpx.Client(base_url=console.base, timeout=60)
+    done = client.post("/console/login", data={"token": key, "csrf": login_form(client)})
+    assert done.status_code == 303 and done.headers["location"] == "/console", done.text
+    return client

@@ -119,3 +119,28 @@ def test_quarantine_and_rift_pages_render(console: Console) -> None:
     rift = client.get("/console/rift")
     assert rift.status_code == 200 and "tools in clusters" in rift.text
     assert "<svg" in rift.text  # the margin picture, inline
+
+
+def test_the_servers_page_lists_every_replica_on_the_board_cut_by_policy(
+    console: Console,
+) -> None:
+    from cartograph.storage.health import FileHealthBoard
+
+    other = {
+        "state": "stopped",
+        "endpoint": "http://10.0.0.7:8765/mcp",
+        "servers": [
+            {"server": "calm", "tools": 4, "sessions": ["ready"], "crashes": 2, "quarantined": []},
+            {"server": "chaos", "tools": 9, "sessions": ["backoff"], "crashes": 5,
+             "quarantined": ["peek"], "last_error": "exited with status 1"},
+        ],
+    }  # fmt: skip
+    FileHealthBoard(console.home / "replicas").publish("elsewhere:4242", other)
+    ops = login(console, console.keys["ops"]).get("/console").text
+    assert "<h2>Replicas</h2>" in ops and "elsewhere:4242" in ops
+    assert re.search(r"<code>[^<]+:\d+</code></td>\s*<td><span class=\"ok\">serving", ops)
+    assert f"{console.base}/mcp" in ops  # the serving process's own record, its endpoint
+    assert "http://10.0.0.7:8765/mcp" in ops and "chaos: exited with status 1" in ops
+    narrow = login(console, console.keys["narrow"]).get("/console").text
+    assert "elsewhere:4242" in narrow and "chaos: exited" not in narrow
+    assert "1 / 4" in narrow  # calm only: one server, its four tools

@@ -77,6 +77,11 @@ COMMANDS: dict[str, Entry] = {
         "tokens",
         "Tokens an MCP client receives: every upstream's tools/list vs. the proxy's.",
     ),
+    "console": Entry(
+        "cartograph.cli.console_cmd",
+        "console",
+        "Serve the operator's console alone: every replica's health, cards, audit and Rift.",
+    ),
     "stubs": Entry(
         "cartograph.cli.stubs_cmd",
         "stubs",

@@ -140,7 +140,14 @@ class Console:
 
     async def servers(self, request: Request, session: ConsoleSession) -> Response:
         status = self.proxy.status(session.caller)
-        return self.page("servers.html", session, status=status)
+        visible = {s.server for s in status.servers}
+        try:
+            board = await anyio.to_thread.run_sync(self.proxy.store.health_board().read)
+        except (CartographError, OSError) as exc:
+            logger.warning("console: cannot read the health board: %s", exc)
+            board = []
+        replicas = pages.replica_rows(board, visible)
+        return self.page("servers.html", session, status=status, replicas=replicas)
 
     async def server(self, request: Request, session: ConsoleSession) -> Response:
         name = request.path_params["server"]

@@ -242,3 +242,51 @@ class RiftCache:
 def visible_clusters(report: Any, caller: Caller) -> list[Any]:
     """The clusters all of whose members ``caller`` may see."""
     return [c for c in report.clusters if all(caller.policy.permits(s, t) for s, t in c.members)]
+
+
+@dataclass
+class ReplicaRow:
+    replica: str
+    state: str  # serving / stale / stopped (storage.health.ReplicaHealth.state)
+    age_s: float
+    endpoint: str
+    started: str
+    servers: int
+    tools: int
+    sessions_up: int
+    sessions: int
+    crashes: int
+    quarantined: int
+    errors: list[str] = field(default_factory=list)
+
+
+def replica_rows(board: list[Any], visible: set[str]) -> list[ReplicaRow]:
+    """The health board's records (:class:`~cartograph.storage.health.ReplicaHealth`), each cut to
+    the servers in ``visible`` (those the caller's status shows), serving replicas first."""
+    rows = []
+    for entry in board:
+        body = entry.body
+        servers = [s for s in body.get("servers") or [] if s.get("server") in visible]
+        states = [
+            st for s in servers if isinstance(s.get("sessions"), list) for st in s["sessions"]
+        ]
+        rows.append(
+            ReplicaRow(
+                replica=entry.replica,
+                state=entry.state,
+                age_s=round(entry.age_s, 1),
+                endpoint=str(body.get("endpoint") or "-"),
+                started=str(body.get("started") or "-"),
+                servers=len(servers),
+                tools=sum(int(s.get("tools") or 0) for s in servers),
+                sessions_up=sum(st in ("ready", "one-shot") for st in states),
+                sessions=len(states),
+                crashes=sum(int(s.get("crashes") or 0) for s in servers),
+                quarantined=sum(len(s.get("quarantined") or []) for s in servers),
+                errors=[
+                    f"{s['server']}: {s['last_error']}" for s in servers if s.get("last_error")
+                ],
+            )
+        )
+    order = {"serving": 0, "stale": 1, "stopped": 2}
+    return sorted(rows, key=lambda r: (order.get(r.state, 3), r.replica))

@@ -40,6 +40,7 @@ from cartograph.index.names import Method
 from cartograph.proxy.brief import ListWatch, watch_catalog
 from cartograph.proxy.catalog import CardCatalog, CardGuard
 from cartograph.proxy.federated import Federation
+from cartograph.proxy.health import publish_health
 from cartograph.proxy.limits import (
     BoundedAudit,
     InputLimits,
@@ -76,6 +77,7 @@ class ProxySettings:
     config_path: str | None = None
     check_drift_one_shot: bool = True
     inputs: InputLimits = field(default_factory=InputLimits)
+    publish_health: bool = True  # on the store's health board (proxy.health); off: the console
 
 
 class Proxy:
@@ -114,6 +116,7 @@ class Proxy:
         )
         self.configured = configured
         self.started = time.time()
+        self.endpoint: str | None = None  # where it serves ("stdio", the MCP URL): for health
         self.federation = Federation(self)  # the upstreams' prompts and resources
         self.list_watches: list[ListWatch] = []  # one per MCP server object (proxy/brief.py)
         self.briefs: dict[tuple[Any, ...], str] = {}  # discover's catalog paragraph, by policy
@@ -148,6 +151,8 @@ class Proxy:
             async with anyio.create_task_group() as tg:
                 tg.start_soon(self._warm_index)
                 tg.start_soon(watch_catalog, self)
+                if self.settings.publish_health:
+                    tg.start_soon(publish_health, self)
                 async with self.gateway:
                     yield self
                 tg.cancel_scope.cancel()

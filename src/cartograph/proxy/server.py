@@ -94,6 +94,7 @@ async def serve_stdio(proxy: Proxy, caller: Caller | None = None) -> None:
     with ``caller``, under its policy and limits."""
     server = build_server(proxy, Access() if caller else None, caller)
     limit = proxy.settings.inputs.max_message_bytes
+    proxy.endpoint = "stdio"
     async with (
         proxy.running(),
         bounded_stdio_server(limit) as (read, write),
@@ -114,7 +115,7 @@ async def _cancel_on_signal(scope: anyio.CancelScope) -> None:
             return
 
 
-class _Uvicorn(uvicorn.Server):
+class QuietUvicorn(uvicorn.Server):
     """uvicorn without its own signal handling: it re-raises a caught SIGTERM after serving,
     which would kill the process before the gateway closes its upstreams."""
 
@@ -246,8 +247,9 @@ async def serve_http(
     config = uvicorn.Config(
         app, lifespan="off", log_level="warning", access_log=False, timeout_graceful_shutdown=1
     )
-    web = _Uvicorn(config)
+    web = QuietUvicorn(config)
     url = f"http://{host}:{bound}/mcp"
+    proxy.endpoint = url
     logger.info("serving MCP over streamable HTTP at %s", url)
     print(f"cartograph: serving MCP at {url}", file=sys.stderr, flush=True)
     for prefix in mounts or {}:

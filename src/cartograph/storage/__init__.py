@@ -20,6 +20,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
 from cartograph.storage.base import CardVersion, ResignResult
+from cartograph.storage.health import HealthBoard, ReplicaHealth, replica_name
 from cartograph.workspace import Workspace
 
 if TYPE_CHECKING:
@@ -36,11 +37,14 @@ if TYPE_CHECKING:
 __all__ = [
     "AuditTrail",
     "CardVersion",
+    "HealthBoard",
+    "ReplicaHealth",
     "ResignResult",
     "Store",
     "load_verified",
     "open_index",
     "open_store",
+    "replica_name",
 ]
 
 
@@ -124,6 +128,10 @@ class Store(Protocol):
     def quarantine_ledger(self) -> Ledger: ...
 
     def audit_log(self) -> AuditTrail: ...
+
+    def health_board(self) -> HealthBoard:
+        """Where serving replicas publish their health (:mod:`cartograph.storage.health`)."""
+        ...
 
 
 def open_store(ws: Workspace) -> Store:

@@ -1,11 +1,11 @@
 """The file backend's proxy state: the quarantine ledger and the audit log in the workspace.
 
 :class:`FileLedger` keeps the drift guard's held tools in ``<home>/quarantine.json``, rewritten
-atomically on every change and read once (one proxy per home). :class:`FileAuditLog` appends one
-JSON object per line to ``<home>/logs/audit.jsonl``, rotated by size into ``audit.jsonl.1`` ..
-``audit.jsonl.<backups>``. Every discover answer is recorded with the card text that ranked it
-(card digest, version, key id, generator), and so are calls (server, tool, outcome,
-milliseconds; never the arguments) and drift-guard events.
+atomically on every change and re-read when its stamp (mtime, size) changes.
+:class:`FileAuditLog` appends one JSON object per line to ``<home>/logs/audit.jsonl``, rotated
+by size into ``audit.jsonl.1`` .. ``audit.jsonl.<backups>``. Every discover answer is recorded
+with the card text that ranked it (card digest, version, key id, generator), and so are calls
+(server, tool, outcome, milliseconds; never the arguments) and drift-guard events.
 """
 
 from __future__ import annotations
@@ -29,16 +29,21 @@ AUDIT_FILE = "audit.jsonl"
 
 
 class FileLedger:
-    """``<home>/quarantine.json``, rewritten atomically on every change; read once."""
+    """``<home>/quarantine.json``, rewritten atomically on every change; re-read when another
+    process on the same home (another ``serve``, ``cartograph console``) rewrote it."""
 
-    shared = False
+    shared = True
 
     def __init__(self, path: Path) -> None:
         self.path = path
         self.where = str(path)
 
     def stamp(self) -> object:
-        return None
+        try:
+            info = self.path.stat()
+        except OSError:
+            return None
+        return (info.st_mtime_ns, info.st_size)
 
     def load(self) -> list[HeldTool]:
         if not self.path.is_file():

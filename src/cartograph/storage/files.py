@@ -7,6 +7,7 @@
     <home>/history/<server>/<N>.card.json     every kept version (storage.file_history)
     <home>/index/                             the retrieval index (cartograph.index.store)
     <home>/quarantine.json, <home>/logs/      the drift guard's ledger, the audit log
+    <home>/replicas/<host>_<pid>.json         each serving replica's health (storage.health)
 
 Cards are written atomically (temp file + rename) in the sealed layout and never rewritten on
 load. :meth:`FileStore.load_verified` reads every card file and hands the bytes to the codec
@@ -38,6 +39,7 @@ from cartograph.files import atomic_write
 from cartograph.storage.base import CardVersion, ResignResult, resign_cards, verified_version
 from cartograph.storage.file_history import FileHistory, read_bytes
 from cartograph.storage.file_state import AUDIT_FILE, QUARANTINE_FILE, FileAuditLog, FileLedger
+from cartograph.storage.health import REPLICAS_DIR, FileHealthBoard
 from cartograph.trust.keys import OperatorKey
 from cartograph.trust.store import TrustStore
 from cartograph.workspace import Workspace, file_stamps, safe_file_name
@@ -222,6 +224,9 @@ class FileStore:
 
     def quarantine_ledger(self) -> FileLedger:
         return FileLedger(self.ws.root / QUARANTINE_FILE)
+
+    def health_board(self) -> FileHealthBoard:
+        return FileHealthBoard(self.ws.root / REPLICAS_DIR)
 
     def audit_log(self) -> FileAuditLog:
         return FileAuditLog(self.ws.logs_dir / AUDIT_FILE)

@@ -2,9 +2,10 @@
 
 :class:`PgStore` is the :class:`~cartograph.storage.Store` over the ``pg_*`` modules: cards and
 their history (:mod:`~cartograph.storage.pg_cards`), the index (:mod:`~cartograph.storage.pg_index`,
-kept up to date by :mod:`~cartograph.storage.pg_index_sync`), the quarantine and the audit log
-(:mod:`~cartograph.storage.pg_state`). Keys, trusted keys and ``config.json`` stay in the home
-directory it was opened from: the database is storage, not a trust root.
+kept up to date by :mod:`~cartograph.storage.pg_index_sync`), the quarantine, the audit log and
+the replicas' health (:mod:`~cartograph.storage.pg_state`). Keys, trusted keys and
+``config.json`` stay in the home directory it was opened from: the database is storage, not a
+trust root.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from cartograph.errors import UsageError
 from cartograph.storage import pg_cards
 from cartograph.storage.base import CardVersion, ResignResult, resign_cards
 from cartograph.storage.pg_db import Database, database
-from cartograph.storage.pg_state import PgAuditLog, PgQuarantineLedger
+from cartograph.storage.pg_state import PgAuditLog, PgHealthBoard, PgQuarantineLedger
 from cartograph.trust.keys import OperatorKey
 from cartograph.trust.store import TrustStore
 from cartograph.workspace import Workspace
@@ -127,3 +128,6 @@ class PgStore:
 
     def audit_log(self) -> PgAuditLog:
         return PgAuditLog(self.db)
+
+    def health_board(self) -> PgHealthBoard:
+        return PgHealthBoard(self.db)

@@ -29,7 +29,8 @@ from cartograph.cards.codec import (
 from cartograph.cards.model import Card
 from cartograph.errors import UsageError, VerificationError
 from cartograph.storage.base import CardVersion, verified_version
-from cartograph.storage.pg_db import Database, replica_name
+from cartograph.storage.health import replica_name
+from cartograph.storage.pg_db import Database
 from cartograph.trust.store import TrustStore
 from cartograph.workspace import safe_file_name
 

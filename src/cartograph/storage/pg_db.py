@@ -15,8 +15,6 @@ store is configured.
 from __future__ import annotations
 
 import logging
-import os
-import socket
 import struct
 import threading
 from collections.abc import Iterator
@@ -35,7 +33,7 @@ from cartograph.errors import StoreError
 
 logger = logging.getLogger(__name__)
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 DIM = 384  # the vector column's width: the MiniLM embedders' dimension
 SCHEMA_LOCK = 0x43415254  # advisory lock ids: "CART", and one for index writers
 INDEX_LOCK = 0x43415249
@@ -82,7 +80,18 @@ _SCHEMA_V3: list[LiteralString] = [
     "ALTER TABLE cartograph_index_tools ADD COLUMN IF NOT EXISTS text_key text",
 ]
 
-_MIGRATIONS: dict[int, list[LiteralString]] = {1: _SCHEMA_V1, 2: _SCHEMA_V2, 3: _SCHEMA_V3}
+# v4: the health board (storage.health): each replica's last published health, by replica
+_SCHEMA_V4: list[LiteralString] = [
+    """CREATE TABLE IF NOT EXISTS cartograph_replicas (
+         replica text PRIMARY KEY, at timestamptz NOT NULL, record jsonb NOT NULL)""",
+]
+
+_MIGRATIONS: dict[int, list[LiteralString]] = {
+    1: _SCHEMA_V1,
+    2: _SCHEMA_V2,
+    3: _SCHEMA_V3,
+    4: _SCHEMA_V4,
+}
 
 
 def redact(url: str) -> str:
@@ -95,11 +104,6 @@ def redact(url: str) -> str:
         return url
     netloc = parts.netloc.replace(f":{parts.password}@", ":***@", 1)
     return urlunsplit(parts._replace(netloc=netloc))
-
-
-def replica_name() -> str:
-    """How this process signs the rows it writes: ``host:pid``."""
-    return f"{socket.gethostname()}:{os.getpid()}"
 
 
 class _VectorDumper(Dumper):

@@ -1,11 +1,12 @@
-"""Shared proxy state in PostgreSQL: the drift guard's quarantine and the audit log.
+"""Shared proxy state in PostgreSQL: the drift guard's quarantine, the audit log, replica health.
 
 :class:`PgQuarantineLedger` is the quarantine's persistence for a shared store: each change is
 one row upserted or deleted (never a rewrite of the whole set, so two replicas that hold
 different tools at once lose neither) and bumps the ``quarantine`` generation, which every
 replica polls to pick up what another one held or lifted. :class:`PgAuditLog` appends audit
 records from a background thread in batches, so a discover or a call never waits on the
-database; each row names the replica that wrote it.
+database; each row names the replica that wrote it. :class:`PgHealthBoard` is the health board
+every replica publishes to (:mod:`cartograph.storage.health`).
 """
 
 from __future__ import annotations
@@ -20,8 +21,9 @@ from typing import Any
 
 from cartograph.errors import StoreError
 from cartograph.gateway.drift import HeldTool
+from cartograph.storage.health import FORGET_AFTER_S, ReplicaHealth, replica_name
 from cartograph.storage.pg_cards import bump
-from cartograph.storage.pg_db import Database, replica_name
+from cartograph.storage.pg_db import Database
 
 logger = logging.getLogger(__name__)
 
@@ -154,3 +156,34 @@ class PgAuditLog:
         with self.db.error_context("read the audit log"):
             rows = self.db.conn().execute("SELECT record FROM cartograph_audit ORDER BY id")
             return [dict(r[0]) for r in rows.fetchall()]
+
+
+class PgHealthBoard:
+    """The health board (:mod:`cartograph.storage.health`) as rows of ``cartograph_replicas``,
+    stamped and aged by the database's clock."""
+
+    def __init__(self, db: Database) -> None:
+        self.db = db
+        self.where = f"{db.label} (cartograph_replicas)"
+
+    def publish(self, replica: str, body: dict[str, Any]) -> None:
+        with self.db.error_context("publish this replica's health"):
+            self.db.conn().execute(
+                "INSERT INTO cartograph_replicas (replica, at, record) VALUES (%s, now(), "
+                "%s::jsonb) ON CONFLICT (replica) DO UPDATE SET at = excluded.at, "
+                "record = excluded.record",
+                (replica, json.dumps(body, default=str)),
+            )
+
+    def read(self) -> list[ReplicaHealth]:
+        with self.db.error_context("read the replicas' health"):
+            conn = self.db.conn()
+            conn.execute(
+                "DELETE FROM cartograph_replicas WHERE at < now() - make_interval(secs => %s)",
+                (FORGET_AFTER_S,),
+            )
+            rows = conn.execute(
+                "SELECT replica, extract(epoch FROM now() - at)::float8, record "
+                "FROM cartograph_replicas ORDER BY replica"
+            ).fetchall()
+        return [ReplicaHealth(str(r), float(age), dict(body)) for r, age, body in rows]

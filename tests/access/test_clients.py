@@ -29,3 +29,15 @@ def test_keys_are_stored_hashed_checked_and_revocable(tmp_path: Path) -> None:
     with pytest.raises(AuthError, match="revoked"):
         store.authenticate(key)
     assert store.add("ci", Policy()) != key  # a revoked name can get a new key
+
+
+def test_an_admin_key_makes_an_admin_caller_and_a_plain_one_does_not(tmp_path: Path) -> None:
+    from cartograph.access import Access
+
+    store = ClientStore(tmp_path / "clients.json")
+    boss, plain = store.add("boss", Policy(), admin=True), store.add("plain", Policy())
+    access = Access(store=store)
+    assert access.authenticate(boss).admin and not access.authenticate(plain).admin
+    assert '"admin": true' in (tmp_path / "clients.json").read_text("utf-8")
+    store.revoke("boss")
+    assert store.records()["boss"].admin  # revoking keeps what it was

@@ -48,3 +48,26 @@ def test_jwt_from_a_jwks_url_names_a_registered_client_with_its_policy(tmp_path:
         web.server_close()
     assert (known.name, known.via, known.policy.allow) == ("robot", "jwt", ("a.*",))
     assert (other.name, other.policy.allow) == ("someone", ("b.*",))
+
+
+@pytest.mark.parametrize(
+    ("claims", "admin"),
+    [
+        ({"scope": "openid cartograph:admin"}, True),
+        ({"scp": ["read", "cartograph:admin"]}, True),
+        ({"scope": "cartograph:read"}, False),
+        ({}, False),
+    ],
+)
+def test_a_jwt_is_admin_only_with_the_cartograph_admin_scope(
+    tmp_path: Path, claims: dict[str, object], admin: bool
+) -> None:
+    issuer = make_issuer(tmp_path)
+    access = http_access(
+        host="127.0.0.1",
+        store=ClientStore(tmp_path / "clients.json"),
+        insecure_open=False,
+        jwt=JwtSettings(issuer=ISSUER, audience="urn:c", jwks=str(tmp_path / "jwks.json")),
+    )
+    caller = access.authenticate(issuer.token(aud="urn:c", **claims))
+    assert caller.via == "jwt" and caller.admin is admin

@@ -20,7 +20,7 @@ def test_a_version_1_store_is_upgraded_and_its_cards_become_version_1(pg_ws, pg_
     store = open_store(pg_ws)
     with psycopg.connect(pg_ws.store, autocommit=True) as conn:
         versions = conn.execute("SELECT version FROM cartograph_schema ORDER BY 1").fetchall()
-    assert versions == [(v,) for v in range(1, SCHEMA_VERSION + 1)] and SCHEMA_VERSION == 4
+    assert versions == [(v,) for v in range(1, SCHEMA_VERSION + 1)] and SCHEMA_VERSION == 5
     loaded = store.load_verified()
     assert loaded.cards == pg_cards
     for server, card in pg_cards.items():

@@ -1,6 +1,6 @@
 """Kit for console tests: a real `serve --transport http` over a copy of the golden workspace,
-with a server whose publisher text carries a script tag, two clients (``ops`` may see all,
-``narrow`` only ``calm``), and a browser-like login."""
+with a server whose publisher text carries a script tag, three clients (``ops`` may see all,
+``narrow`` only ``calm``, ``boss`` may see all and act), and a browser-like login."""
 
 from __future__ import annotations
 
@@ -24,6 +24,7 @@ class Console:
     base: str
     keys: dict[str, str]
     home: Path
+    config: Path | None = None
 
 
 def _cli(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
@@ -54,13 +55,14 @@ def serve_console(golden_home: Path, base: Path) -> Iterator[Console]:
         base / "cfg", {"chaos": chaos_entry(), "calm": chaos_entry(), "evil": chaos_entry()}
     )
     keys = {}
-    for name, options in {"ops": [], "narrow": ["--allow", "calm.*"]}.items():
+    clients = {"ops": [], "narrow": ["--allow", "calm.*"], "boss": ["--admin"]}
+    for name, options in clients.items():
         added = _cli(ws.root, "clients", "add", name, *options, "--json")
         assert added.returncode == 0, added.stderr
         keys[name] = json.loads(added.stdout)["key"]
     proc, url = start_serve(ws.root, ["--config", str(config)])
     try:
-        yield Console(url.rsplit("/", 1)[0], keys, ws.root)
+        yield Console(url.rsplit("/", 1)[0], keys, ws.root, config)
     finally:
         stop(proc)
 

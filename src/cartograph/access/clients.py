@@ -8,6 +8,7 @@ against the stored hash. The key itself is shown once, when it is created, and n
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import hmac
 import json
@@ -41,6 +42,7 @@ class ClientRecord:
     created: str
     policy: Policy
     revoked: str | None = None
+    admin: bool = False  # may act from the console (queue a quarantine lift, a regeneration)
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -51,6 +53,8 @@ class ClientRecord:
         }
         if self.revoked:
             out["revoked"] = self.revoked
+        if self.admin:
+            out["admin"] = True
         return out
 
 
@@ -94,6 +98,7 @@ class ClientStore:
                     created=str(row["created"]),
                     policy=policy_from_json(row.get("policy", {}), source=str(self.path)),
                     revoked=row.get("revoked"),
+                    admin=row.get("admin") is True,
                 )
                 for name, row in rows.items()
             }
@@ -105,8 +110,9 @@ class ClientStore:
         atomic_write(self.path, json.dumps(body, indent=1) + "\n", mode=0o600)
         self._mtime = None
 
-    def add(self, name: str, policy: Policy) -> str:
-        """Register ``name`` (or replace a revoked one) and return its new key, shown once."""
+    def add(self, name: str, policy: Policy, *, admin: bool = False) -> str:
+        """Register ``name`` (or replace a revoked one) and return its new key, shown once;
+        ``admin``: it may act from the console."""
         if not NAME_RE.match(name):
             raise UsageError(f"client name {name!r} must match {NAME_RE.pattern}")
         records = dict(self.records())
@@ -114,7 +120,9 @@ class ClientStore:
             raise UsageError(f"client {name!r} exists; revoke it first to issue a new key")
         key_id = secrets.token_hex(6)
         secret = secrets.token_urlsafe(32)
-        records[name] = ClientRecord(name, key_id, _hash(secret), clock.stamp(), policy)
+        records[name] = ClientRecord(
+            name, key_id, _hash(secret), clock.stamp(), policy, admin=admin
+        )
         self._write(records)
         logger.info("client %s added (key id %s)", name, key_id)
         return f"{KEY_PREFIX}{key_id}_{secret}"
@@ -125,14 +133,7 @@ class ClientStore:
         if record is None:
             raise UsageError(f"no client named {name!r}")
         if not record.revoked:
-            records[name] = ClientRecord(
-                record.name,
-                record.key_id,
-                record.key_hash,
-                record.created,
-                record.policy,
-                clock.stamp(),
-            )
+            records[name] = dataclasses.replace(record, revoked=clock.stamp())
             self._write(records)
             logger.info("client %s revoked (key id %s)", name, record.key_id)
         return records[name]

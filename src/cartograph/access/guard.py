@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from cartograph.access.clients import KEY_PREFIX, ClientStore
 from cartograph.access.jwt_settings import JwtSettings
@@ -24,15 +24,31 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
+ADMIN_SCOPE = "cartograph:admin"
+
+
+def _scopes(identity: Any) -> set[str]:
+    """A JWT's scopes: RFC 8693 ``scope`` (space-separated) or ``scp`` (a list or a string)."""
+    found: set[str] = set()
+    for claim in ("scope", "scp"):
+        value = identity.claims.get(claim)
+        if isinstance(value, str):
+            found.update(value.split())
+        elif isinstance(value, list):
+            found.update(str(v) for v in value)
+    return found
 
 
 @dataclass(frozen=True)
 class Caller:
-    """An authenticated client: its name (audit, limits), policy and how it proved it."""
+    """An authenticated client: its name (audit, limits), policy and how it proved it;
+    ``admin``: it may act from the console (an API key added with ``--admin``, or a JWT whose
+    ``scope`` holds :data:`ADMIN_SCOPE`)."""
 
     name: str
     policy: Policy = ALLOW_ALL
     via: str = "stdio"
+    admin: bool = False
 
 
 @dataclass
@@ -62,12 +78,12 @@ class Access:
             raise AuthError("this server needs a bearer token", code="")
         if token.startswith(KEY_PREFIX) and self.store is not None:
             record = self.store.authenticate(token)
-            return Caller(record.name, record.policy, "api-key")
+            return Caller(record.name, record.policy, "api-key", admin=record.admin)
         if self.jwt is not None and token.count(".") == 2:
             identity = self.jwt.verify(token)
             known = self.store.records().get(identity.name) if self.store else None
             policy = known.policy if known is not None and not known.revoked else self.jwt_policy
-            return Caller(identity.name, policy, "jwt")
+            return Caller(identity.name, policy, "jwt", admin=ADMIN_SCOPE in _scopes(identity))
         raise AuthError("unknown or wrong bearer token")
 
 

@@ -82,6 +82,11 @@ COMMANDS: dict[str, Entry] = {
         "console",
         "Serve the operator's console alone: every replica's health, cards, audit and Rift.",
     ),
+    "jobs": Entry(
+        "cartograph.cli.jobs_cmd",
+        "jobs",
+        "Console actions queued for the operator's key: list them, run them.",
+    ),
     "stubs": Entry(
         "cartograph.cli.stubs_cmd",
         "stubs",

@@ -37,6 +37,11 @@ def clients() -> None:
 @click.option("--calls-per-minute", type=float, help="Tool calls per minute (discover too).")
 @click.option("--max-concurrent", type=int, help="Tool calls running at once.")
 @click.option("--requests-per-minute", type=float, help="HTTP requests per minute (429 above).")
+@click.option(
+    "--admin",
+    is_flag=True,
+    help="It may act from the console: queue a quarantine lift or a card regeneration.",
+)
 @json_option()
 @pass_app
 @handle_errors
@@ -49,6 +54,7 @@ def clients_add(
     calls_per_minute: float | None,
     max_concurrent: int | None,
     requests_per_minute: float | None,
+    admin: bool,
     as_json: bool,
 ) -> None:
     """Register client NAME and print its API key (shown once, stored hashed)."""
@@ -71,9 +77,9 @@ def clients_add(
             requests_per_minute=requests_per_minute,
         )
     store = ClientStore.of(app.workspace.ensure())
-    key = store.add(name, policy)
+    key = store.add(name, policy, admin=admin)
     if as_json:
-        emit_json({"client": name, "key": key, "policy": policy.to_json()})
+        emit_json({"client": name, "key": key, "policy": policy.to_json(), "admin": admin})
         return
     stdout.print(key, highlight=False)
     stderr.print(f"client {name!r} added; the key above is shown once: store it now")
@@ -125,7 +131,7 @@ def clients_list(app: AppContext, as_json: bool) -> None:
             r.key_id,
             r.created[:10],
             (r.revoked or "")[:10],
-            policy,
+            policy + (" admin" if r.admin else ""),
             " ".join(f"{short}={p[k]:g}" for k, short in _LIMITS.items() if k in p),
         )
     stdout.print(table)

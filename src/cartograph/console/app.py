@@ -23,7 +23,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import Route, Router
 
-from cartograph.console import pages
+from cartograph.console import actions, pages
 from cartograph.console.sessions import (
     COOKIE,
     LOGIN_COOKIE,
@@ -54,6 +54,7 @@ NAV = [
     ("audit", "/console/audit"),
     ("quarantine", "/console/quarantine"),
     ("rift", "/console/rift"),
+    ("jobs", "/console/jobs"),
 ]
 
 
@@ -104,7 +105,7 @@ class Console:
         expected = request.cookies.get(LOGIN_COOKIE) or ""
         sent = str(form.get("csrf") or "")
         if not expected or not hmac.compare_digest(sent, expected):
-            return self.page("login.html", None, 403, csrf=expected, message=_STALE_FORM)
+            return self.page("login.html", None, 403, csrf=expected, message=pages.STALE_FORM)
         where = request.client.host if request.client else "unknown"
         try:
             self.access.limiter.take(f"console-login#{where}", LOGIN_PER_MINUTE)
@@ -126,7 +127,7 @@ class Console:
         session = self.session_of(request)
         form = await request.form()
         if session is None or not session.csrf_ok(str(form.get("csrf") or "")):
-            return self.page("login.html", None, 403, csrf="", message=_STALE_FORM)
+            return self.page("login.html", None, 403, csrf="", message=pages.STALE_FORM)
         self.sessions.end(session.id)
         self.proxy.audit.write("console-logout", client=session.caller.name)
         response = RedirectResponse("/console/login", status_code=303)
@@ -197,9 +198,6 @@ class Console:
         return self.not_found(session, f"page {request.url.path!r}", [path for _, path in NAV])
 
 
-_STALE_FORM = "This form has expired or did not come from this console; load it again."
-
-
 def _int(raw: str | None, default: int, low: int, high: int) -> int:
     try:
         value = int(raw) if raw else default
@@ -220,6 +218,13 @@ def _guarded(console: Console, handler: Any) -> Any:
     return endpoint
 
 
+def _bound(action: Any, console: Console) -> Any:
+    async def handler(request: Request, session: ConsoleSession) -> Response:
+        return await action(console, request, session)
+
+    return handler
+
+
 def build_console(proxy: Proxy, access: Access, *, secure: bool = False) -> Router:
     """The console's ASGI app for ``proxy``, authenticating with ``access``; ``secure``: the
     public URL is https (cookies get ``Secure``)."""
@@ -234,6 +239,13 @@ def build_console(proxy: Proxy, access: Access, *, secure: bool = False) -> Rout
         Route("/console/audit", _guarded(c, c.audit), methods=["GET"]),
         Route("/console/quarantine", _guarded(c, c.quarantine), methods=["GET"]),
         Route("/console/rift", _guarded(c, c.rift_page), methods=["GET"]),
+        Route("/console/jobs", _guarded(c, _bound(actions.jobs_page, c)), methods=["GET"]),
+        Route("/console/actions/lift", _guarded(c, _bound(actions.lift, c)), methods=["POST"]),
+        Route(
+            "/console/actions/regenerate",
+            _guarded(c, _bound(actions.regenerate, c)),
+            methods=["POST"],
+        ),
         Route("/console/{rest:path}", _guarded(c, c.missing)),
     ]
     return Router(routes=routes)

@@ -23,6 +23,7 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 AUDIT_ROWS = 200
+STALE_FORM = "This form has expired or did not come from this console; load it again."
 
 
 class NotFound(Exception):

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from cartograph.storage.base import CardVersion, ResignResult
 from cartograph.storage.health import HealthBoard, ReplicaHealth, replica_name
+from cartograph.storage.jobs import KINDS, Job, JobQueue
 from cartograph.workspace import Workspace
 
 if TYPE_CHECKING:
@@ -35,9 +36,12 @@ if TYPE_CHECKING:
     from cartograph.trust.store import TrustStore
 
 __all__ = [
+    "KINDS",
     "AuditTrail",
     "CardVersion",
     "HealthBoard",
+    "Job",
+    "JobQueue",
     "ReplicaHealth",
     "ResignResult",
     "Store",
@@ -131,6 +135,10 @@ class Store(Protocol):
 
     def health_board(self) -> HealthBoard:
         """Where serving replicas publish their health (:mod:`cartograph.storage.health`)."""
+        ...
+
+    def job_queue(self) -> JobQueue:
+        """Console actions waiting for the operator's key (:mod:`cartograph.storage.jobs`)."""
         ...
 
 

@@ -8,6 +8,7 @@
     <home>/index/                             the retrieval index (cartograph.index.store)
     <home>/quarantine.json, <home>/logs/      the drift guard's ledger, the audit log
     <home>/replicas/<host>_<pid>.json         each serving replica's health (storage.health)
+    <home>/jobs/<id>.json                     console actions for the operator (storage.jobs)
 
 Cards are written atomically (temp file + rename) in the sealed layout and never rewritten on
 load. :meth:`FileStore.load_verified` reads every card file and hands the bytes to the codec
@@ -40,6 +41,7 @@ from cartograph.storage.base import CardVersion, ResignResult, resign_cards, ver
 from cartograph.storage.file_history import FileHistory, read_bytes
 from cartograph.storage.file_state import AUDIT_FILE, QUARANTINE_FILE, FileAuditLog, FileLedger
 from cartograph.storage.health import REPLICAS_DIR, FileHealthBoard
+from cartograph.storage.jobs import JOBS_DIR, FileJobQueue
 from cartograph.trust.keys import OperatorKey
 from cartograph.trust.store import TrustStore
 from cartograph.workspace import Workspace, file_stamps, safe_file_name
@@ -227,6 +229,9 @@ class FileStore:
 
     def health_board(self) -> FileHealthBoard:
         return FileHealthBoard(self.ws.root / REPLICAS_DIR)
+
+    def job_queue(self) -> FileJobQueue:
+        return FileJobQueue(self.ws.root / JOBS_DIR)
 
     def audit_log(self) -> FileAuditLog:
         return FileAuditLog(self.ws.logs_dir / AUDIT_FILE)

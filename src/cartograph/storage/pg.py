@@ -3,7 +3,8 @@
 :class:`PgStore` is the :class:`~cartograph.storage.Store` over the ``pg_*`` modules: cards and
 their history (:mod:`~cartograph.storage.pg_cards`), the index (:mod:`~cartograph.storage.pg_index`,
 kept up to date by :mod:`~cartograph.storage.pg_index_sync`), the quarantine, the audit log and
-the replicas' health (:mod:`~cartograph.storage.pg_state`). Keys, trusted keys and
+the replicas' health (:mod:`~cartograph.storage.pg_state`), the console's job queue
+(:mod:`~cartograph.storage.pg_jobs`). Keys, trusted keys and
 ``config.json`` stay in the home directory it was opened from: the database is storage, not a
 trust root.
 """
@@ -21,6 +22,7 @@ from cartograph.errors import UsageError
 from cartograph.storage import pg_cards
 from cartograph.storage.base import CardVersion, ResignResult, resign_cards
 from cartograph.storage.pg_db import Database, database
+from cartograph.storage.pg_jobs import PgJobQueue
 from cartograph.storage.pg_state import PgAuditLog, PgHealthBoard, PgQuarantineLedger
 from cartograph.trust.keys import OperatorKey
 from cartograph.trust.store import TrustStore
@@ -131,3 +133,6 @@ class PgStore:
 
     def health_board(self) -> PgHealthBoard:
         return PgHealthBoard(self.db)
+
+    def job_queue(self) -> PgJobQueue:
+        return PgJobQueue(self.db)

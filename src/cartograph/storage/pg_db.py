@@ -33,7 +33,7 @@ from cartograph.errors import StoreError
 
 logger = logging.getLogger(__name__)
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 DIM = 384  # the vector column's width: the MiniLM embedders' dimension
 SCHEMA_LOCK = 0x43415254  # advisory lock ids: "CART", and one for index writers
 INDEX_LOCK = 0x43415249
@@ -86,11 +86,18 @@ _SCHEMA_V4: list[LiteralString] = [
          replica text PRIMARY KEY, at timestamptz NOT NULL, record jsonb NOT NULL)""",
 ]
 
+# v5: the job queue (storage.jobs): console actions waiting for the operator's key
+_SCHEMA_V5: list[LiteralString] = [
+    """CREATE TABLE IF NOT EXISTS cartograph_jobs (
+         id text PRIMARY KEY, seq bigserial, record jsonb NOT NULL)""",
+]
+
 _MIGRATIONS: dict[int, list[LiteralString]] = {
     1: _SCHEMA_V1,
     2: _SCHEMA_V2,
     3: _SCHEMA_V3,
     4: _SCHEMA_V4,
+    5: _SCHEMA_V5,
 }
 
 

@@ -9,6 +9,7 @@ them; ``jobs run`` carries out each queued one as the command the console page n
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from typing import TYPE_CHECKING
@@ -31,6 +32,7 @@ if TYPE_CHECKING:
     from cartograph.storage import Job
 
 OUTCOME_LINES = 20
+OUTCOME_COLUMNS = 64  # its tables fit the jobs page's outcome box
 JOB_TIMEOUT_S = 1800
 
 
@@ -110,7 +112,12 @@ def _carry_out(app: AppContext, job: Job, config_path: str | None) -> tuple[int,
     command = _command(app, job, config_path)
     try:
         done = subprocess.run(
-            command, capture_output=True, text=True, timeout=JOB_TIMEOUT_S, check=False
+            command,
+            capture_output=True,
+            text=True,
+            timeout=JOB_TIMEOUT_S,
+            check=False,
+            env={**os.environ, "COLUMNS": str(OUTCOME_COLUMNS), "NO_COLOR": "1"},
         )
     except subprocess.TimeoutExpired:
         return 124, f"did not finish within {JOB_TIMEOUT_S} s"

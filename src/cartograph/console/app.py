@@ -4,7 +4,8 @@ Mounted by ``serve --transport http`` beside ``/mcp`` (:func:`build_console`). I
 authentication: the login form takes the same API key or JWT the MCP endpoint accepts (checked
 by the same :class:`~cartograph.access.Access`), rate-limited per remote address, and opens a
 server-side session (:mod:`cartograph.console.sessions`). Every form that changes something
-(login, logout) carries a CSRF token; logins and logouts are audited. Pages render Jinja2
+(login, logout, an admin's actions in :mod:`cartograph.console.actions`) carries a CSRF token;
+logins, logouts and actions are audited. Pages render Jinja2
 templates shipped in the package with autoescaping on, so nothing from a card or a publisher is
 ever HTML; every response forbids scripts, frames and outside resources (no CDN, no build step).
 """

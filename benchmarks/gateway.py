@@ -14,6 +14,8 @@ example fleet (examples/mcp.json, installed by scripts/install-fleet.sh):
   proxy-pooled      SDK client -> `cartograph serve` (stdio, pooled) -> upstream
   proxy-hop         SDK client -> `cartograph serve`, a call refused by argument validation:
                     the cost of the extra JSON-RPC hop alone (no upstream involved)
+  relay-floor       SDK client -> benchmarks/relay_floor.py (copies lines, parses nothing)
+                    -> upstream: the floor of one extra process hop, which no proxy beats
   fastmcp-proxy     SDK client -> FastMCP 2.14 `as_proxy` (stdio) -> upstream; FastMCP lives
                     in its own venv (/tmp/cartograph-bench-fastmcp), never in the project's
 
@@ -45,6 +47,7 @@ from mcp.client.streamable_http import streamable_http_client
 
 REPO = Path(__file__).resolve().parents[1]
 CARTOGRAPH = str(Path(sys.executable).with_name("cartograph"))
+RELAY = str(Path(__file__).resolve().with_name("relay_floor.py"))
 FASTMCP_VENV = Path(os.environ.get("CARTOGRAPH_BENCH_VENV", "/tmp/cartograph-bench-fastmcp"))
 FASTMCP_SPEC = "fastmcp>=2.14,<2.15"
 FASTMCP_PROXY = """
@@ -271,10 +274,12 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         one_shot = await stdio_session(stack, CARTOGRAPH, [*serve, "--gateway", "one-shot"])
         pooled = await stdio_session(stack, CARTOGRAPH, serve)
         direct = await stdio_session(stack, command, up_args, up_env)
+        relay = await stdio_session(stack, sys.executable, [RELAY, command, *up_args], up_env)
         warm: dict[str, Timer] = {
             "direct-warm": timed(direct, args.tool, tool_args),
             "proxy-pooled": timed(pooled, "call", payload),
             "proxy-hop": timed(pooled, "call", bad, error=True),
+            "relay-floor": timed(relay, args.tool, tool_args),
         }
         if not args.no_fastmcp and (python := fastmcp_python()) is not None:
             cfg_file = home / "fastmcp.json"
@@ -403,6 +408,10 @@ def main() -> int:
             res["proxy-one-shot"]["median"] / res["direct-one-shot-ours"]["median"] - 1
         ) * 100
     ratios["pooled_vs_direct_warm_x"] = res["proxy-pooled"]["median"] / res["direct-warm"]["median"]
+    ratios["relay_floor_vs_direct_warm_x"] = (
+        res["relay-floor"]["median"] / res["direct-warm"]["median"]
+    )
+    ratios["pooled_vs_relay_floor_x"] = res["proxy-pooled"]["median"] / res["relay-floor"]["median"]
     ratios["one_shot_vs_pooled_x"] = res["proxy-one-shot"]["median"] / res["proxy-pooled"]["median"]
     if "fastmcp-proxy" in res:
         ratios["fastmcp_vs_pooled_x"] = (

@@ -50,19 +50,35 @@ TASKS = {
     "seal_tools": riftbench.SHARED / "corpus" / "train" / "seal_tools" / "queries.jsonl",
 }
 PAPER = RiftConfig(
-    margin_score="cosine", substitutes=False, query_options=QueryOptions(style="schema")
+    grouping="cosine",
+    margin_score="cosine",
+    substitutes=False,
+    query_options=QueryOptions(style="schema"),
 )
+COSINE = RiftConfig(grouping="cosine")
 DEFAULT = RiftConfig()
+PAPER_TH = MarginThresholds(0.10, 0.20)
 VARIANTS: dict[str, RiftConfig] = {
+    # layer 1 by card cosine (the paper's clusters; the default before issue 19's last round)
     "paper": PAPER,
     "cos+task": replace(PAPER, query_options=QueryOptions(style="task")),
     "discover+schema": replace(PAPER, margin_score="discover"),
-    "discover+task": replace(DEFAULT, substitutes=False),
-    "default": DEFAULT,
-    "default-h0": replace(DEFAULT, margin_thresholds=MarginThresholds(0.0, 0.10)),
-    "default-h05": replace(DEFAULT, margin_thresholds=MarginThresholds(0.05, 0.10)),
+    "discover+task": replace(COSINE, substitutes=False),
+    "cosine": COSINE,
+    "cosine-h0": replace(COSINE, margin_thresholds=MarginThresholds(0.0, 0.20)),
+    "default-h0": replace(COSINE, margin_thresholds=MarginThresholds(0.0, 0.10)),
+    "default-h05": replace(COSINE, margin_thresholds=MarginThresholds(0.05, 0.10)),
     "paper-h0": replace(PAPER, margin_thresholds=MarginThresholds(0.0, 0.10)),
-    "no-margin": RiftConfig(use_margin=False),
+    "no-margin": RiftConfig(grouping="cosine", use_margin=False),
+    # layer 1 by confusion: discover's ranking of each tool's query over the whole catalog
+    "confusion": DEFAULT,
+    "confusion-paper": replace(DEFAULT, margin_thresholds=PAPER_TH),
+    "confusion-components": replace(DEFAULT, confusion_cap=None, margin_thresholds=PAPER_TH),
+    "confusion-cap0.45": replace(DEFAULT, confusion_cap=0.45),
+    "confusion-cap0.65": replace(DEFAULT, confusion_cap=0.65),
+    "confusion-2styles": replace(DEFAULT, graph_styles=("task", "schema")),
+    "confusion-m0.15": replace(DEFAULT, margin_thresholds=MarginThresholds(0.0, 0.15)),
+    "confusion-no-margin": replace(DEFAULT, use_margin=False),
 }
 
 
@@ -92,10 +108,12 @@ def grade_row(report: RiftReport, observed: list[Confusion]) -> dict[str, Any]:
         "in_clusters_pct": round(100 * s.tools_in_clusters / max(report.tools_total, 1), 1),
         "negative": s.negative_margins,
         "substitutes": s.substitute_pairs,
+        "largest": max((len(c.members) for c in report.clusters), default=0),
         "mistakes": g.confusions,
         "in_hm": g.inside_high_medium,
         "in_any": g.inside_any,
         "recall_hm": round(g.recall, 3),
+        "in_high": g.inside_high,
         "high_with_mistake": g.high_with_confusion,
         "high_without": g.high_without_confusion,
         "rift_s": round(sum(report.timing.values()) - report.timing["query_embed_s"], 2),
@@ -177,7 +195,12 @@ def main() -> None:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     ap.add_argument("--corpus", nargs="+", default=["fleet", "callnavi"], choices=list(TASKS))
-    ap.add_argument("--variants", nargs="+", default=list(VARIANTS), choices=list(VARIANTS))
+    ap.add_argument(
+        "--variants",
+        nargs="+",
+        default=["paper", "cosine", "confusion", "confusion-paper", "no-margin"],
+        choices=list(VARIANTS),
+    )
     ap.add_argument("--thetas", nargs="+", type=float, default=[0.65])
     ap.add_argument("--linkages", nargs="+", default=["average"])
     ap.add_argument("--embedder", default=None)

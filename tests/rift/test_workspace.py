@@ -11,6 +11,7 @@ import pytest
 
 from cartograph.index import card_set_digest, embed_queries
 from cartograph.rift import REGENERATE, RiftConfig, RiftReport, flagged_tools, synthetic_query
+from cartograph.rift.margin import MarginThresholds
 from cartograph.rift.queries import QueryOptions
 from cartograph.rift.workspace import load_inputs, regenerate, run_rift
 from cartograph.storage import load_verified, open_index, open_store
@@ -19,8 +20,12 @@ from cartograph.workspace import Workspace
 from .conftest import cli
 
 PAPER = RiftConfig(
-    margin_score="cosine", substitutes=False, query_options=QueryOptions(style="schema")
+    grouping="cosine",
+    margin_score="cosine",
+    substitutes=False,
+    query_options=QueryOptions(style="schema"),
 )
+COSINE = RiftConfig(grouping="cosine")
 SUMMARY_KEYS = {
     "clusters",
     "high",
@@ -41,8 +46,13 @@ CLUSTER_KEYS = {
 }
 
 
-def test_deprecated_read_file_alias_is_a_high_risk_confusion(rift_report: RiftReport) -> None:
-    report = rift_report
+@pytest.mark.parametrize("grouping", ["confusion", "cosine"])
+def test_deprecated_read_file_alias_is_high_risk_at_the_papers_constants(
+    rift_home: Path, grouping: str
+) -> None:
+    ws = Workspace(rift_home)
+    cfg = RiftConfig(grouping=grouping, margin_thresholds=MarginThresholds(0.10, 0.20))  # type: ignore[arg-type]
+    report = run_rift(ws, open_store(ws), cfg)
     cluster = next(c for c in report.clusters if ("filesystem", "read_file") in c.members)
     assert ("filesystem", "read_text_file") in cluster.members
     assert cluster.risk == "HIGH"
@@ -111,11 +121,11 @@ def test_default_margins_are_discovers_own_scores_in_cosine_units(
                 assert got == pytest.approx(want, abs=2e-3)
 
 
-def test_clusters_respect_theta_and_cohesion_is_their_mean_cosine(
-    rift_home: Path, rift_report: RiftReport
+def test_cosine_clusters_respect_theta_and_cohesion_is_their_mean_cosine(
+    rift_home: Path,
 ) -> None:
     inputs = load_inputs(Workspace(rift_home), open_store(Workspace(rift_home)))
-    report = rift_report
+    report = run_rift(Workspace(rift_home), open_store(Workspace(rift_home)), COSINE)
     pos = {(t.server, t.tool): i for i, t in enumerate(inputs.tools)}
     for cluster in report.clusters:
         rows = [pos[(s, t)] for s, t in cluster.members]
@@ -127,12 +137,13 @@ def test_clusters_respect_theta_and_cohesion_is_their_mean_cosine(
         assert 1 - mean <= 0.35 + 1e-6
 
 
+@pytest.mark.parametrize("grouping", ["confusion", "cosine"])
 def test_no_margin_ablation_keeps_the_clusters_and_labels_none_high_or_medium(
-    rift_home: Path, rift_report: RiftReport
+    rift_home: Path, grouping: str
 ) -> None:
     ws = Workspace(rift_home)
-    full = rift_report
-    ablation = run_rift(ws, open_store(ws), RiftConfig(use_margin=False))
+    full = run_rift(ws, open_store(ws), RiftConfig(grouping=grouping))  # type: ignore[arg-type]
+    ablation = run_rift(ws, open_store(ws), RiftConfig(grouping=grouping, use_margin=False))  # type: ignore[arg-type]
     assert sorted(map(str, (c.members for c in ablation.clusters))) == sorted(
         map(str, (c.members for c in full.clusters))
     )
@@ -143,11 +154,11 @@ def test_no_margin_ablation_keeps_the_clusters_and_labels_none_high_or_medium(
     assert not ablation.fails("medium")
 
 
-def test_baselines_group_without_margins(rift_home: Path, rift_report: RiftReport) -> None:
+def test_baselines_group_without_margins(rift_home: Path) -> None:
     ws = Workspace(rift_home)
     cosine = run_rift(ws, open_store(ws), RiftConfig(method="cosine"))
     jaccard = run_rift(ws, open_store(ws), RiftConfig(method="jaccard"))
-    rift = rift_report
+    rift = run_rift(ws, open_store(ws), COSINE)
     # threshold components contain every average-linkage cluster
     comps = [set(map(tuple, c.members)) for c in cosine.clusters]
     for c in rift.clusters:
@@ -177,8 +188,10 @@ def test_cli_json_has_the_documented_shape_and_fails_on_high(rift_home: Path) ->
 def test_cli_exit_codes_follow_fail_on(rift_home: Path) -> None:
     assert cli(rift_home, "rift", "--fail-on", "never").exit_code == 0
     assert cli(rift_home, "rift", "--fail-on", "medium").exit_code == 1
-    # a theta so strict that nothing clusters passes even the strictest gate
-    assert cli(rift_home, "rift", "--theta", "0.999", "--fail-on", "medium").exit_code == 0
+    # a theta so strict that no cosine cluster forms passes even the strictest gate
+    strict = ("rift", "--grouping", "cosine", "--theta", "0.999", "--fail-on", "medium")
+    assert cli(rift_home, *strict).exit_code == 0
+    assert cli(rift_home, "rift", "--grouping", "nope").exit_code == 2
     assert cli(rift_home, "rift", "--method", "nope").exit_code == 2
     assert cli(rift_home, "rift", "--theta", "1.5").exit_code == 2
     assert cli(rift_home, "rift", "--high", "0.3", "--medium", "0.2").exit_code == 2
@@ -200,6 +213,13 @@ def test_cli_baseline_and_ablation_flags_change_the_report(rift_home: Path) -> N
     assert data["config"]["margin_score"] == "cosine"
     data = json.loads(cli(rift_home, "rift", "--json", "--method", "jaccard").stdout)
     assert data["config"]["method"] == "jaccard"
+    data = json.loads(cli(rift_home, "rift", "--json", "--fail-on", "never").stdout)
+    assert data["config"]["grouping"] == "confusion"
+    assert (data["config"]["margin_high"], data["config"]["margin_medium"]) == (0.0, 0.2)
+    argv = ("rift", "--json", "--grouping", "cosine", "--high", "0.05", "--fail-on", "never")
+    data = json.loads(cli(rift_home, *argv).stdout)
+    assert data["config"]["grouping"] == "cosine"
+    assert (data["config"]["margin_high"], data["config"]["margin_medium"]) == (0.05, 0.2)
 
 
 class _Checker(HTMLParser):

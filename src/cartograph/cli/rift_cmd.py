@@ -25,7 +25,7 @@ from cartograph.cli.common import (
 from cartograph.errors import ConfigError, IndexError_, UsageError
 
 if TYPE_CHECKING:
-    from cartograph.rift.analyze import Method, RiftConfig
+    from cartograph.rift.analyze import Grouping, Method, RiftConfig
     from cartograph.rift.cluster import Linkage
     from cartograph.rift.margin import MarginScope
     from cartograph.rift.report import FailOn, RiftReport
@@ -38,6 +38,7 @@ METHODS = ("rift", "cosine", "jaccard")
 FAIL_ON = ("high", "medium", "never")
 MARGIN_SCORES = ("discover", "cosine")
 QUERY_STYLES = ("task", "schema")
+GROUPINGS = ("confusion", "cosine")
 
 
 @click.command()
@@ -56,11 +57,21 @@ QUERY_STYLES = ("task", "schema")
     help="Exit 1 when a cluster at or above this risk exists.",
 )
 @click.option(
+    "--grouping",
+    type=click.Choice(GROUPINGS),
+    default="confusion",
+    show_default=True,
+    help="Layer 1: group the tools whose own synthetic queries discover ranks within the MEDIUM "
+    "margin of each other, over the whole catalog (confusion), or the paper's average-linkage "
+    "clusters of card vectors at --theta (cosine).",
+)
+@click.option(
     "--theta",
     type=click.FloatRange(0.0, 1.0, min_open=True, max_open=True),
     default=0.65,
     show_default=True,
-    help="Cosine similarity threshold: clusters are cut at distance 1 - theta.",
+    help="Cosine similarity threshold of --grouping cosine: clusters are cut at distance "
+    "1 - theta.",
 )
 @click.option(
     "--no-margin",
@@ -111,17 +122,17 @@ QUERY_STYLES = ("task", "schema")
     "--high",
     "margin_high",
     type=float,
-    default=0.10,
-    show_default=True,
-    help="HIGH when the smallest margin is below this.",
+    default=None,
+    help="HIGH when the smallest margin is below this [default: 0.0 for --grouping confusion "
+    "(the tool's own query ranks a rival first), 0.10 for cosine].",
 )
 @click.option(
     "--medium",
     "margin_medium",
     type=float,
-    default=0.20,
-    show_default=True,
-    help="MEDIUM when the smallest margin is below this.",
+    default=None,
+    help="MEDIUM when the smallest margin is below this; for --grouping confusion also the "
+    "margin under which two tools are joined [default: 0.20].",
 )
 @click.option(
     "--regenerate",
@@ -157,13 +168,14 @@ def rift(
     as_json: bool,
     html_file: str | None,
     fail_on: FailOn,
+    grouping: Grouping,
     theta: float,
     no_margin: bool,
     method: Method,
     linkage: Linkage,
     margin_scope: MarginScope,
-    margin_high: float,
-    margin_medium: float,
+    margin_high: float | None,
+    margin_medium: float | None,
     margin_score: str,
     query_style: str,
     no_substitutes: bool,
@@ -178,9 +190,9 @@ def rift(
     from cartograph.rift.workspace import run_rift
     from cartograph.storage import open_store
 
-    _check_options(margin_high, margin_medium, regenerate, method)
     config = _config(
         method,
+        grouping,
         theta,
         linkage,
         not no_margin,
@@ -190,6 +202,7 @@ def rift(
         query_style,
         not no_substitutes,
     )
+    _check_options(config, regenerate)
     ws = app.workspace
     try:
         store = open_store(ws)
@@ -213,10 +226,11 @@ def rift(
         raise SystemExit(1)
 
 
-def _check_options(margin_high: float, margin_medium: float, regenerate: bool, method: str) -> None:
-    if margin_high > margin_medium:
-        raise UsageError(f"--high ({margin_high}) must not exceed --medium ({margin_medium})")
-    if regenerate and method != "rift":
+def _check_options(config: RiftConfig, regenerate: bool) -> None:
+    th = config.thresholds
+    if th.high > th.medium:
+        raise UsageError(f"--high ({th.high}) must not exceed --medium ({th.medium})")
+    if regenerate and config.method != "rift":
         raise UsageError("--regenerate works with --method rift only")
 
 
@@ -242,27 +256,35 @@ def _gate_against_accepted(
 
 def _config(
     method: Method,
+    grouping: Grouping,
     theta: float,
     linkage: Linkage,
     use_margin: bool,
     margin_scope: MarginScope,
-    thresholds: tuple[float, float],
+    thresholds: tuple[float | None, float | None],
     margin_score: str,
     query_style: str,
     substitutes: bool,
 ) -> RiftConfig:
-    """The analysis settings the options ask for (``thresholds``: HIGH and MEDIUM margins)."""
-    from cartograph.rift.analyze import RiftConfig
+    """The analysis settings the options ask for (``thresholds``: HIGH and MEDIUM margins,
+    None for the grouping's default)."""
+    from cartograph.rift.analyze import DEFAULT_THRESHOLDS, RiftConfig
     from cartograph.rift.margin import MarginThresholds
     from cartograph.rift.queries import QueryOptions
 
+    base = DEFAULT_THRESHOLDS[grouping]
+    high, medium = thresholds
     return RiftConfig(
         method=method,
+        grouping=grouping,
         theta=theta,
         linkage=linkage,
         use_margin=use_margin,
         margin_scope=margin_scope,
-        margin_thresholds=MarginThresholds(high=thresholds[0], medium=thresholds[1]),
+        margin_thresholds=MarginThresholds(
+            high=base.high if high is None else high,
+            medium=base.medium if medium is None else medium,
+        ),
         margin_score=margin_score,  # type: ignore[arg-type]
         substitutes=substitutes,
         query_options=QueryOptions(style=query_style),  # type: ignore[arg-type]
@@ -272,7 +294,8 @@ def _config(
 def _print_table(report: RiftReport, limit: int) -> None:
     s = report.summary
     table = new_table(
-        title=f"Rift: {s.clusters} clusters ({s.high} HIGH, {s.medium} MEDIUM, {s.low} LOW), "
+        title=f"Rift ({_grouping(report)}): {s.clusters} clusters ({s.high} HIGH, "
+        f"{s.medium} MEDIUM, {s.low} LOW), "
         f"{s.tools_in_clusters} of {report.tools_total} tools; {s.within_server} within one "
         f"server, {s.cross_server} across servers",
         title_justify="left",
@@ -298,6 +321,13 @@ def _print_table(report: RiftReport, limit: int) -> None:
         stdout.print(f"... {len(report.clusters) - limit} more clusters (see --json or --html)")
     _print_queries(report)
     _print_substitutes(report, limit)
+
+
+def _grouping(report: RiftReport) -> str:
+    cfg = report.config
+    if cfg.get("method", "rift") != "rift":
+        return f"{cfg.get('method')} baseline"
+    return f"{cfg.get('grouping', 'cosine')} grouping"
 
 
 def _risk_cell(risk: str, gate_risk: str) -> str:

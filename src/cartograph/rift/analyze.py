@@ -3,9 +3,11 @@
 :func:`analyze` is pure apart from the ``embed`` callable it is given (for the synthetic
 queries); it reads no files. Methods:
 
-- ``rift``: layer 1 agglomerative clusters, layer 2 margins (risk by the smallest margin),
+- ``rift``: layer 1 groups (``grouping="confusion"``, the default: what discover's ranking
+  mixes up over the whole catalog, :mod:`.confusion`; ``"cosine"``: the paper's agglomerative
+  clusters of card vectors, :mod:`.cluster`), layer 2 margins (risk by the smallest margin),
   layer 3 diagnosis. With ``use_margin=False`` it is the paper's Table 5 ablation: the same
-  clusters, risk by cohesion only.
+  groups, no HIGH or MEDIUM label.
 - ``cosine``: the Table 4 cosine baseline: components of the ``cos >= theta`` graph, risk by
   cohesion, no margins.
 - ``jaccard``: the Table 4 lexical baseline: components of the card-token Jaccard ``> 0.25``
@@ -35,16 +37,19 @@ from cartograph.rift.cluster import (
     check_theta,
     threshold_groups,
 )
+from cartograph.rift.confusion import DEFAULT_CAP, ConfusionGraph, confusion_groups
 from cartograph.rift.diagnose import diagnose, tokens
 from cartograph.rift.margin import (
     CohesionThresholds,
     MarginScope,
     MarginThresholds,
+    RankScores,
     Risk,
     ToolMargin,
     row_margin,
+    score_rows,
 )
-from cartograph.rift.queries import QueryOptions, synthetic_query
+from cartograph.rift.queries import QueryEmbedder, QueryOptions, QueryStyle, synthetic_query
 from cartograph.rift.report import ClusterReport, RiftReport, Summary
 from cartograph.rift.substitutes import SubstituteRule, substitute_pairs
 
@@ -54,9 +59,15 @@ Method = Literal["rift", "cosine", "jaccard"]
 METHODS: tuple[Method, ...] = ("rift", "cosine", "jaccard")
 MarginScore = Literal["discover", "cosine"]
 MARGIN_SCORES: tuple[MarginScore, ...] = ("discover", "cosine")
+Grouping = Literal["confusion", "cosine"]
+GROUPINGS: tuple[Grouping, ...] = ("confusion", "cosine")
 Embed = Callable[[list[str]], np.ndarray]
-RankScores = Callable[[list[str], np.ndarray], np.ndarray]
-"""(query texts, their vectors) -> ``(len, n)`` scores discover ranks every tool by."""
+# default risk cut-offs per grouping: the paper's for cosine clusters; for confusion groups
+# HIGH means the tool's own query ranks a rival first (chosen on tune data, docs/rift.md)
+DEFAULT_THRESHOLDS: dict[Grouping, MarginThresholds] = {
+    "cosine": MarginThresholds(0.10, 0.20),
+    "confusion": MarginThresholds(0.0, 0.20),
+}
 
 
 @dataclass(frozen=True)
@@ -77,6 +88,7 @@ class RiftTool:
 @dataclass(frozen=True)
 class RiftConfig:
     method: Method = "rift"
+    grouping: Grouping = "confusion"
     theta: float = DEFAULT_THETA
     linkage: Linkage = DEFAULT_LINKAGE
     use_margin: bool = True
@@ -84,7 +96,11 @@ class RiftConfig:
     margin_score: MarginScore = "discover"
     substitutes: bool = True
     substitute_rule: SubstituteRule = field(default_factory=SubstituteRule)
-    margin_thresholds: MarginThresholds = field(default_factory=MarginThresholds)
+    margin_thresholds: MarginThresholds | None = None
+    """None: the grouping's default (:data:`DEFAULT_THRESHOLDS`)."""
+    confusion_cap: float | None = DEFAULT_CAP
+    graph_styles: tuple[QueryStyle, ...] | None = None
+    """Query styles the confusion graph asks with; None: ``query_options.style`` alone."""
     cohesion_thresholds: CohesionThresholds = field(default_factory=CohesionThresholds)
     jaccard_threshold: float = DEFAULT_JACCARD
     jaccard_thresholds: JaccardThresholds = field(default_factory=JaccardThresholds)
@@ -94,6 +110,8 @@ class RiftConfig:
         if self.method not in METHODS:
             raise UsageError(f"unknown method {self.method!r}; use {', '.join(METHODS)}")
         check_theta(self.theta)
+        if self.grouping not in GROUPINGS:
+            raise UsageError(f"unknown grouping {self.grouping!r}; use confusion or cosine")
         if self.margin_score not in MARGIN_SCORES:
             raise UsageError(f"unknown margin score {self.margin_score!r}; use discover or cosine")
         if not 0.0 <= self.jaccard_threshold < 1.0:
@@ -103,6 +121,25 @@ class RiftConfig:
     def margins_on(self) -> bool:
         return self.method == "rift" and self.use_margin
 
+    @property
+    def by_confusion(self) -> bool:
+        return self.method == "rift" and self.grouping == "confusion"
+
+    @property
+    def thresholds(self) -> MarginThresholds:
+        return self.margin_thresholds or DEFAULT_THRESHOLDS[self.grouping]
+
+    def graph(self) -> ConfusionGraph:
+        th = self.thresholds
+        return ConfusionGraph(
+            cutoff=th.medium,
+            cap=self.confusion_cap,
+            styles=self.graph_styles or (self.query_options.style,),
+            query_options=self.query_options,
+            substitutes=self.substitute_rule if self.substitutes else None,
+            score=self.margin_score,
+        )
+
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"method": self.method}
         if self.method == "jaccard":
@@ -110,15 +147,20 @@ class RiftConfig:
         else:
             out["theta"] = self.theta
         if self.method == "rift":
+            out["grouping"] = self.grouping
             out["linkage"] = self.linkage
             out["margin"] = self.use_margin
+        if self.by_confusion:
+            out["confusion_cap"] = self.confusion_cap
+            out["graph_styles"] = list(self.graph().styles)
+            out["edge_margin"] = self.thresholds.medium
         if self.margins_on:
             out["margin_scope"] = self.margin_scope
             out["margin_score"] = self.margin_score
             out["query_style"] = self.query_options.style
             out["substitutes"] = self.substitutes
-            out["margin_high"] = self.margin_thresholds.high
-            out["margin_medium"] = self.margin_thresholds.medium
+            out["margin_high"] = self.thresholds.high
+            out["margin_medium"] = self.thresholds.medium
         elif self.method == "jaccard":
             out["jaccard_high"] = self.jaccard_thresholds.high
             out["jaccard_medium"] = self.jaccard_thresholds.medium
@@ -143,9 +185,18 @@ def _cohesion(vectors: np.ndarray, members: Sequence[int]) -> float:
 
 
 def _groups(
-    tools: Sequence[RiftTool], vectors: np.ndarray, cfg: RiftConfig
+    tools: Sequence[RiftTool],
+    vectors: np.ndarray,
+    cfg: RiftConfig,
+    embed: Embed | None,
+    rank: RankScores | None,
 ) -> list[tuple[tuple[int, ...], float, float | None]]:
     """(members, cohesion, mean pairwise Jaccard or None) per group of the chosen method."""
+    if cfg.by_confusion:
+        assert embed is not None  # checked by analyze
+        ids = [(t.server, t.tool, t.input_schema) for t in tools]
+        groups = confusion_groups(ids, vectors, embed, rank, cfg.graph())
+        return [(c.members, c.cohesion, None) for c in groups]
     if cfg.method == "rift":
         return [
             (c.members, c.cohesion, None)
@@ -164,7 +215,6 @@ class _LayerTwo:
     queries: dict[int, str] = field(default_factory=dict)
     margins: dict[int, ToolMargin] = field(default_factory=dict)
     substitutes: dict[int, set[int]] = field(default_factory=dict)
-    embed_s: float = 0.0
 
 
 def _query_vectors(
@@ -172,23 +222,7 @@ def _query_vectors(
 ) -> np.ndarray:
     for i in clustered:
         out.queries[i] = synthetic_query(tools[i].tool, tools[i].input_schema, cfg.query_options)
-    te = time.perf_counter()
-    qv = _embed_sorted(embed, [out.queries[i] for i in clustered])
-    out.embed_s = time.perf_counter() - te
-    return qv
-
-
-def _score_rows(
-    qv: np.ndarray, texts: list[str], vectors: np.ndarray, rank: RankScores | None, how: str
-) -> np.ndarray:
-    """Scores of every tool for each query, in cosine units (see :class:`RiftConfig`)."""
-    cos = qv @ vectors.T
-    if how == "cosine" or rank is None:
-        return cos
-    # discover's score is z(cos) + lexical and server terms: times the query's cosine spread it
-    # reads in cosine units, and equals the cosine margin when the other terms agree
-    spread = cos.std(axis=1, keepdims=True)
-    return np.asarray(rank(texts, qv), dtype=np.float64) * spread
+    return np.asarray(embed([out.queries[i] for i in clustered]), dtype=np.float32)
 
 
 _BLOCK = 512  # queries scored at a time: a (512, n) float64 slab
@@ -224,7 +258,7 @@ def _layer_two(
     for start in range(0, len(clustered), _BLOCK):
         block = clustered[start : start + _BLOCK]
         texts = [out.queries[i] for i in block]
-        scores = _score_rows(qv[start : start + _BLOCK], texts, v, rank, cfg.margin_score)
+        scores = score_rows(qv[start : start + _BLOCK], texts, v, rank, cfg.margin_score)
         for row, i in zip(scores, block, strict=True):
             exclude = {(i, j) for j in out.substitutes.get(i, ())}
             out.margins[i] = row_margin(row, i, group_of[i], cfg.margin_scope, exclude)
@@ -234,7 +268,7 @@ def _layer_two(
 def _risk(cfg: RiftConfig, margin_min: float | None, coh: float, jac: float | None) -> Risk:
     if cfg.method == "rift":
         # Table 5: without margin analysis there is no HIGH or MEDIUM label to give
-        return Risk.LOW if margin_min is None else cfg.margin_thresholds.grade(margin_min)
+        return Risk.LOW if margin_min is None else cfg.thresholds.grade(margin_min)
     if cfg.method == "jaccard":
         return cfg.jaccard_thresholds.grade(jac if jac is not None else 0.0)
     return cfg.cohesion_thresholds.grade(coh)
@@ -323,23 +357,31 @@ def analyze(
     cfg.validate()
     if len(tools) != vectors.shape[0]:
         raise UsageError(f"{len(tools)} tools but {vectors.shape[0]} vectors")
-    if cfg.margins_on and embed is None:
-        raise UsageError("margin analysis needs an embedder; pass one or use --no-margin")
-    if cfg.margins_on and cfg.margin_score == "discover" and rank is None:
+    if (cfg.margins_on or cfg.by_confusion) and embed is None:
+        raise UsageError("margin analysis and the confusion grouping need an embedder")
+    needs_rank = cfg.margins_on or cfg.by_confusion
+    if needs_rank and cfg.margin_score == "discover" and rank is None:
         raise UsageError(
             "margin_score 'discover' needs discover's ranking; pass rank or use cosine"
         )
+    embedder = QueryEmbedder(embed) if embed is not None else None
     t0 = time.perf_counter()
-    groups = _groups(tools, vectors, cfg)
-    t_group = time.perf_counter() - t0
+    groups = _groups(tools, vectors, cfg, embedder, rank)
+    t_group = time.perf_counter() - t0 - (embedder.seconds if embedder else 0.0)
     t1 = time.perf_counter()
-    two = _layer_two(tools, vectors, groups, embed, rank, cfg) if cfg.margins_on and embed else None
-    t_margin = time.perf_counter() - t1 - (two.embed_s if two else 0.0)
+    before = embedder.seconds if embedder else 0.0
+    two = (
+        _layer_two(tools, vectors, groups, embedder, rank, cfg)
+        if cfg.margins_on and embedder is not None
+        else None
+    )
+    embed_s = embedder.seconds if embedder else 0.0
+    t_margin = time.perf_counter() - t1 - (embed_s - before)
     t2 = time.perf_counter()
     clusters = sorted((_cluster_report(tools, g, two, cfg) for g in groups), key=_sort_key)
     timing = {
         "group_s": round(t_group, 4),
-        "query_embed_s": round(two.embed_s if two else 0.0, 4),
+        "query_embed_s": round(embed_s, 4),
         "margin_s": round(t_margin, 4),
         "diagnose_s": round(time.perf_counter() - t2, 4),
     }
@@ -352,15 +394,6 @@ def analyze(
         tools_total=len(tools),
         timing=timing,
     )
-
-
-def _embed_sorted(embed: Embed, texts: list[str]) -> np.ndarray:
-    """Embed in length order (batches pad to their longest text), rows back in input order."""
-    order = sorted(range(len(texts)), key=lambda k: len(texts[k]))
-    vecs = np.asarray(embed([texts[k] for k in order]), dtype=np.float32)
-    out = np.empty_like(vecs)
-    out[order] = vecs
-    return out
 
 
 def _label_of(

@@ -143,9 +143,11 @@ def condensed_cosine_distances(vectors: np.ndarray, *, block: int = 512) -> np.n
     return out
 
 
-def _cluster_component(
+def split_component(
     vectors: np.ndarray, comp: np.ndarray, theta: float, method: Linkage
 ) -> list[np.ndarray]:
+    """The clusters of >= 2 tools of one component (row indices ``comp``): ``method`` linkage
+    on its cosine distances, cut at ``1 - theta``; a pair is kept whole."""
     if comp.size == 2:
         return [comp]  # the one edge is within the cut, whatever the linkage
     z = linkage(condensed_cosine_distances(vectors[comp]), method=method)
@@ -182,7 +184,7 @@ def agglomerative_clusters(
     )
     clusters: list[Cluster] = []
     for comp in comps:
-        for members in _cluster_component(vectors, comp, theta, method):
+        for members in split_component(vectors, comp, theta, method):
             clusters.append(Cluster(tuple(int(i) for i in members), cohesion(vectors, members)))
     return sort_clusters(clusters)
 

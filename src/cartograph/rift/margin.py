@@ -13,7 +13,7 @@ the smallest margin of its members. Pure functions over arrays, no I/O.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence, Set
+from collections.abc import Callable, Sequence, Set
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Literal
@@ -21,6 +21,8 @@ from typing import Literal
 import numpy as np
 
 MarginScope = Literal["cluster", "catalog"]
+RankScores = Callable[[list[str], np.ndarray], np.ndarray]
+"""(query texts, their vectors) -> ``(len, n)`` scores discover ranks every tool by."""
 RiskLevel = Literal["HIGH", "MEDIUM", "LOW"]
 """A cluster's risk as reports carry it (the value of :class:`Risk`)."""
 
@@ -63,6 +65,22 @@ class CohesionThresholds:
         if cohesion >= self.medium:
             return Risk.MEDIUM
         return Risk.LOW
+
+
+def score_rows(
+    qv: np.ndarray, texts: list[str], vectors: np.ndarray, rank: RankScores | None, how: str
+) -> np.ndarray:
+    """Scores of every tool for each query, in cosine units: the cosine (``how="cosine"`` or
+    no ``rank``), or discover's score times the query's cosine spread over the catalog.
+
+    Discover's score is ``z(cos)`` plus lexical and server terms; times the spread it reads in
+    cosine units, and equals the cosine margin when the other terms agree.
+    """
+    cos = qv @ vectors.T
+    if how == "cosine" or rank is None:
+        return cos
+    spread = cos.std(axis=1, keepdims=True)
+    return np.asarray(rank(texts, qv), dtype=np.float64) * spread
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,8 @@
 
 The query never reads the card summary or the publisher description of the tool: it is what a
 user who knows only the tool's name and inputs might ask for, so a card whose text does not point
-back at its own tool (against its neighbours) shows a small margin. Pure functions, no I/O.
+back at its own tool (against its neighbours) shows a small margin. Pure functions, no I/O;
+:class:`QueryEmbedder` embeds them through the callable it is given, each text once.
 
 Two shapes (``QueryOptions.style``):
 
@@ -25,9 +26,12 @@ without, 0.734 name only) and made embedding the queries 3.4x slower (longer tex
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+import time
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
+
+import numpy as np
 
 from cartograph.generate.bootstrap.schema import example_arguments
 
@@ -166,3 +170,33 @@ def task_query(
     if len(parts) == 1:
         return f"{head} for {parts[0]}"
     return f"{head} for {', '.join(parts[:-1])} and {parts[-1]}"
+
+
+class QueryEmbedder:
+    """``embed`` with each text embedded once per analysis (the confusion grouping and layer 2
+    ask for the same queries), and the seconds spent embedding."""
+
+    def __init__(self, embed: Callable[[list[str]], np.ndarray]) -> None:
+        self._embed = embed
+        self._rows: dict[str, np.ndarray] = {}
+        self.seconds = 0.0
+
+    def __call__(self, texts: list[str]) -> np.ndarray:
+        todo = [t for t in dict.fromkeys(texts) if t not in self._rows]
+        if todo:
+            t0 = time.perf_counter()
+            for text, vec in zip(todo, embed_sorted(self._embed, todo), strict=True):
+                self._rows[text] = vec
+            self.seconds += time.perf_counter() - t0
+        if not texts:
+            return np.zeros((0, 0), dtype=np.float32)
+        return np.stack([self._rows[t] for t in texts])
+
+
+def embed_sorted(embed: Callable[[list[str]], np.ndarray], texts: list[str]) -> np.ndarray:
+    """Embed in length order (batches pad to their longest text), rows back in input order."""
+    order = sorted(range(len(texts)), key=lambda k: len(texts[k]))
+    vecs = np.asarray(embed([texts[k] for k in order]), dtype=np.float32)
+    out = np.empty_like(vecs)
+    out[order] = vecs
+    return out

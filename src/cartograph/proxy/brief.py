@@ -11,7 +11,9 @@ never cut mid-word.
 :class:`ListWatch` remembers the client sessions that listed the proxy's tools and, when the
 verified card set changes (a re-attestation, a new server bootstrapped, a card revoked), sends
 each of them ``notifications/tools/list_changed`` (and the prompts and resources notifications,
-whose lists come from the same cards), so a client that supports it lists again.
+whose lists come from the same cards), so a client that supports it lists again. The same change
+is published on its :attr:`ListWatch.bus`, which the 2026-07-28 era's ``subscriptions/listen``
+streams hear (:mod:`cartograph.proxy.listen`).
 """
 
 from __future__ import annotations
@@ -23,6 +25,13 @@ from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 import anyio
+from mcp.server.subscriptions import (
+    InMemorySubscriptionBus,
+    PromptsListChanged,
+    ResourcesListChanged,
+    ServerEvent,
+    ToolsListChanged,
+)
 
 from cartograph.access.policy import ALLOW_ALL
 
@@ -42,6 +51,12 @@ BASE = (
 EMPTY = "No verified cards yet: the operator runs `cartograph bootstrap` to add servers."
 MAX_DOMAINS = 8
 WATCH_INTERVAL = 2.0  # seconds between looks at the card set for list-change notifications
+LIST_EVENTS: tuple[ServerEvent, ...] = (
+    ToolsListChanged(),
+    PromptsListChanged(),
+    ResourcesListChanged(),
+)
+"""What a card-set change is to a ``subscriptions/listen`` stream: all three lists change."""
 
 
 def catalog_brief(servers: Iterable[tuple[str, int, list[str]]]) -> str:
@@ -111,23 +126,28 @@ async def watch_catalog(proxy: Proxy, interval: float = WATCH_INTERVAL) -> None:
 
 
 class ListWatch:
-    """The sessions to tell when the proxy's lists change; one per MCP server object."""
+    """The sessions to tell when the proxy's lists change; one per MCP server object. 2025-era
+    sessions are told on their connection; 2026-07-28 listen streams hear :attr:`bus`."""
 
     def __init__(self) -> None:
         self._sessions: weakref.WeakSet[Any] = weakref.WeakSet()
         self._seen: Any = None
+        self.bus = InMemorySubscriptionBus()
 
     def remember(self, session: Any) -> None:
         """``session`` listed something: tell it about later changes."""
         self._sessions.add(session)
 
     async def changed(self, generation: Any) -> int:
-        """Tell every remembered session, once per new ``generation``; how many were told."""
+        """Tell every remembered session and every listen stream, once per new ``generation``;
+        how many sessions were told."""
         if generation == self._seen:
             return 0
         first, self._seen = self._seen is None, generation
         if first:  # the set the sessions listed: nothing changed for them yet
             return 0
+        for event in LIST_EVENTS:  # each listen stream keeps the kinds it asked for
+            await self.bus.publish(event)
         told = 0
         for session in list(self._sessions):
             told += await _notify(session)

@@ -17,7 +17,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable, Callable
 from contextlib import AbstractContextManager, nullcontext
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mcp import MCPError, types
 from mcp.server.lowlevel import NotificationOptions, Server
@@ -28,6 +28,9 @@ from cartograph.envflags import env_flag
 from cartograph.errors import AccessDenied, CartographError, ToolNotFound, UpstreamError
 from cartograph.proxy.clients import Clients, Ctx, connection_of
 from cartograph.proxy.core import Proxy
+
+if TYPE_CHECKING:
+    from cartograph.proxy.listen import Listens
 
 logger = logging.getLogger(__name__)
 
@@ -98,7 +101,7 @@ def register_federation(
         "resources/unsubscribe": (types.UnsubscribeRequestParams, unsubscribe, True),
     }
     for method, (params_type, handler, resource) in handlers.items():
-        server.add_request_handler(method, params_type, _answering(proxy, handler, resource))
+        server.add_request_handler(method, params_type, answering(proxy, handler, resource))
 
 
 _OTEL = "OpenTelemetryMiddleware"  # the span per request SDK 2 installs on every server
@@ -121,10 +124,13 @@ def tracing_wanted() -> bool:
 class FrontServer(Server[Any]):
     """The low-level server, serving both protocol eras (the SDK's dual-era loop). On the
     2025 era it advertises ``listChanged`` for tools, prompts and resources (the proxy tells
-    listed sessions when its card set changes: :mod:`cartograph.proxy.brief`), and
-    ``resources.subscribe`` only when ``subscribe`` is set (pooled mode)."""
+    listed sessions when its card set changes: :mod:`cartograph.proxy.brief`); on the
+    2026-07-28 era the SDK derives them from ``subscriptions/listen`` being served
+    (``listens``: :mod:`cartograph.proxy.listen`). Either era gets ``resources.subscribe``
+    only when ``subscribe`` is set (pooled mode)."""
 
     subscribe: bool = False
+    listens: Listens | None = None
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -170,7 +176,7 @@ def _limited(access: Access | None, who: Caller | None) -> AbstractContextManage
     return access.limiter.slot(who.name, who.policy.calls_per_minute, who.policy.max_concurrent)
 
 
-def _answering(proxy: Proxy, handler: Handler, resource: bool) -> Handler:
+def answering(proxy: Proxy, handler: Handler, resource: bool) -> Handler:
     """``handler`` with domain errors as JSON-RPC errors and the unexpected masked."""
 
     async def answer(ctx: Ctx, params: Any) -> Any:

@@ -1,6 +1,7 @@
 """The MCP server an agent connects to: exactly three tools (:mod:`cartograph.proxy.handlers`),
-over stdio or streamable HTTP, and the upstreams' prompts and resources under server-qualified
-names (:mod:`cartograph.proxy.front`).
+over stdio or streamable HTTP, the upstreams' prompts and resources under server-qualified
+names (:mod:`cartograph.proxy.front`), and ``subscriptions/listen`` for 2026-07-28 clients
+(:mod:`cartograph.proxy.listen`).
 
 A thin shell over :class:`~cartograph.proxy.core.Proxy`: this module builds the server and
 serves it on a transport. At the tool-call boundary domain errors become MCP tool errors
@@ -27,6 +28,7 @@ from typing import Any
 import anyio
 import anyio.abc
 import uvicorn
+from mcp import types
 from mcp.server.caching import CacheableMethod, CacheHint
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
@@ -35,9 +37,10 @@ from cartograph.access.guard import Access, Caller
 from cartograph.access.http import CALLER_KEY, AuthMiddleware
 from cartograph.metrics import CONTENT_TYPE
 from cartograph.proxy.core import Proxy
-from cartograph.proxy.front import FrontServer, register_federation
+from cartograph.proxy.front import FrontServer, answering, register_federation
 from cartograph.proxy.handlers import ToolHandlers
 from cartograph.proxy.http_limit import BodyLimit
+from cartograph.proxy.listen import Listens
 from cartograph.proxy.stdio import bounded_stdio_server
 from cartograph.proxy.telemetry import metrics_text
 
@@ -60,9 +63,9 @@ CACHE_HINTS: dict[CacheableMethod, CacheHint] = {
     method: CacheHint(ttl_ms=30_000, scope="private")
     for method in ("tools/list", "prompts/list", "resources/list", "resources/templates/list")
 }
-"""On the 2026-07-28 era, how long a client may reuse a list: that era has no list_changed
-without a subscriptions stream, so 30 s bounds how stale its view of the catalog gets.
-Private: what is listed depends on the caller's policy."""
+"""On the 2026-07-28 era, how long a client may reuse a list: a client that holds no
+``subscriptions/listen`` stream hears of no list change, so 30 s bounds how stale its view of
+the catalog gets. Private: what is listed depends on the caller's policy."""
 
 
 def build_server(
@@ -86,6 +89,13 @@ def build_server(
     )
     server.subscribe = proxy.settings.mode == "pooled"
     register_federation(server, proxy, access, tools.current_caller, tools.clients)
+    listens = Listens(proxy, tools.watch, access, tools.current_caller, tools.clients)
+    server.add_request_handler(
+        "subscriptions/listen",
+        types.SubscriptionsListenRequestParams,
+        answering(proxy, listens.listen, True),
+    )
+    server.listens = listens
     return server
 
 
@@ -158,7 +168,7 @@ def http_app(
         app=build_server(proxy, access),
         security_settings=security,
         session_idle_timeout=3600,
-        json_response=True,  # no notifications to stream: plain JSON answers cost less
+        json_response=True,  # plain JSON answers cost less; subscriptions/listen streams SSE
     )
 
     async def app(scope: Any, receive: Any, send: Any) -> None:
@@ -265,6 +275,8 @@ async def serve_http(
         with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
             async for signum in signals:
                 logger.info("signal %s: shutting down", signum)
+                if isinstance(manager.app, FrontServer) and manager.app.listens is not None:
+                    manager.app.listens.close()  # listen streams end with their result
                 stopping.set()
                 web.should_exit = True
                 return

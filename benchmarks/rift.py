@@ -52,6 +52,7 @@ CORPORA = {
 }
 METHODS = {
     "rift": RiftConfig(),
+    "rift-cosine": RiftConfig(grouping="cosine"),
     "no-margin": RiftConfig(use_margin=False),
     "cosine": RiftConfig(method="cosine"),
     "jaccard": RiftConfig(method="jaccard"),

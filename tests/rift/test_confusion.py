@@ -18,7 +18,6 @@ from cartograph.rift.confusion import (
     merge_edges,
     row_edges,
 )
-from cartograph.rift.substitutes import is_substitute
 from cartograph.rift.workspace import load_inputs, run_rift
 from cartograph.storage import open_index, open_store
 from cartograph.workspace import Workspace
@@ -31,14 +30,9 @@ def _unit(rows: list[list[float]]) -> np.ndarray:
 
 def test_an_edge_joins_every_tool_within_the_cutoff_of_the_tools_own_score() -> None:
     row = np.array([0.50, 0.45, 0.29, 0.60, 0.10])
-    edges = row_edges(row, 0, 0.20, lambda a, b: False)
+    edges = row_edges(row, 0, 0.20)
     # 0.45 and 0.60 are within 0.20 of its own 0.50 (0.60 outranks it); 0.29 and 0.10 are not
     assert sorted(edges) == [(1, pytest.approx(0.05)), (3, pytest.approx(-0.10))]
-
-
-def test_a_substitute_is_never_an_edge() -> None:
-    row = np.array([0.50, 0.49, 0.48])
-    assert [b for b, _ in row_edges(row, 0, 0.20, lambda a, b: b == 1)] == [2]
 
 
 def test_several_queries_keep_the_smallest_margin_of_a_pair() -> None:
@@ -79,15 +73,14 @@ def _hand_graph(home: Path) -> tuple[list[tuple[str, str]], dict[tuple[int, int]
     index = open_index(ws)
     inputs = load_inputs(ws, open_store(ws))
     v = np.asarray(index.tool_vectors, dtype=np.float64)
-    ids = [(t.server, t.tool, t.input_schema) for t in inputs.tools]
     texts = [synthetic_query(t.tool, t.input_schema) for t in inputs.tools]
     qv = embed_queries(index.embedder, texts)
     edges: dict[tuple[int, int], float] = {}
     for a, text in enumerate(texts):
         scores = index.scores(text, "hybrid", query_vec=qv[a]) * float((v @ qv[a]).std())
-        for b in range(len(ids)):
+        for b in range(len(texts)):
             margin = float(scores[a] - scores[b])
-            if b != a and margin < 0.20 and not is_substitute(ids[a], ids[b], float(v[a] @ v[b])):
+            if b != a and margin < 0.20:
                 edges[(a, b)] = margin
     return list(index.tool_ids), edges
 
@@ -126,9 +119,11 @@ def test_every_confusion_cluster_holds_an_edge_and_its_cards_agree_on_average(
         assert any(frozenset((a, b)) in joined for a in rows for b in rows if a < b)
         if len(rows) > 2:  # average linkage below the cap; a bare pair is kept whole
             assert cluster.cohesion >= DEFAULT_CAP - 1e-3
-        # every cluster holds a pair within the MEDIUM margin, so none is LOW
-        assert cluster.margin_min is not None and cluster.margin_min < 0.20
-        assert cluster.risk == ("HIGH" if cluster.margin_min < 0.0 else "MEDIUM")
+        if cluster.margin_min is None:  # joined by substitutes alone: nobody's rival
+            assert cluster.risk == "LOW" and cluster.substitutes
+        else:  # a pair within the MEDIUM margin (non-substitute, or it would not be a rival)
+            assert cluster.margin_min < 0.20
+            assert cluster.risk == ("HIGH" if cluster.margin_min < 0.0 else "MEDIUM")
 
 
 def test_the_deprecated_read_file_alias_shares_a_confusion_cluster_with_its_successor(
@@ -145,3 +140,15 @@ def test_the_paper_grouping_stays_selectable_with_the_papers_constants(rift_home
     assert report.config["grouping"] == "cosine"
     assert (report.config["margin_high"], report.config["margin_medium"]) == (0.10, 0.20)
     assert "confusion_cap" not in report.config
+
+
+def test_substitutes_share_a_group_and_are_listed_apart_never_as_rivals(
+    rift_report: RiftReport,
+) -> None:
+    # the two servers' move_file do the same job: discover ranks them together, but picking
+    # either is no mistake, so the group lists them apart and has no rival to grade
+    cluster = next(c for c in rift_report.clusters if ("filesystem", "move_file") in c.members)
+    assert cluster.members == [("desktop-commander", "move_file"), ("filesystem", "move_file")]
+    assert cluster.substitutes == [["desktop-commander/move_file", "filesystem/move_file"]]
+    assert cluster.rivals == {"desktop-commander/move_file": None, "filesystem/move_file": None}
+    assert cluster.margin_min is None and cluster.risk == "LOW"

@@ -185,7 +185,6 @@ def rift(
     limit: int,
 ) -> None:
     """Find tools whose signed cards are too close to tell apart."""
-    from cartograph.rift.html import render_html
     from cartograph.rift.workspace import regenerate as do_regenerate
     from cartograph.rift.workspace import run_rift
     from cartograph.storage import open_store
@@ -220,10 +219,16 @@ def rift(
         if result:
             _print_regenerate(result)
     if html_file:
-        Path(html_file).write_text(render_html(report), encoding="utf-8")
-        stderr.print(f"HTML report written to {html_file}", highlight=False)
+        _write_html(report, html_file)
     if report.fails(fail_on):
         raise SystemExit(1)
+
+
+def _write_html(report: RiftReport, html_file: str) -> None:
+    from cartograph.rift.html import render_html
+
+    Path(html_file).write_text(render_html(report), encoding="utf-8")
+    stderr.print(f"HTML report written to {html_file}", highlight=False)
 
 
 def _check_options(config: RiftConfig, regenerate: bool) -> None:

@@ -35,6 +35,7 @@ from cartograph.rift.cluster import (
     Linkage,
     agglomerative_clusters,
     check_theta,
+    cohesion,
     threshold_groups,
 )
 from cartograph.rift.confusion import DEFAULT_CAP, ConfusionGraph, confusion_groups
@@ -50,7 +51,7 @@ from cartograph.rift.margin import (
     score_rows,
 )
 from cartograph.rift.queries import QueryEmbedder, QueryOptions, QueryStyle, synthetic_query
-from cartograph.rift.report import ClusterReport, RiftReport, Summary
+from cartograph.rift.report import ClusterReport, RiftReport, Summary, member_labels
 from cartograph.rift.substitutes import SubstituteRule, substitute_pairs
 
 logger = logging.getLogger(__name__)
@@ -62,8 +63,8 @@ MARGIN_SCORES: tuple[MarginScore, ...] = ("discover", "cosine")
 Grouping = Literal["confusion", "cosine"]
 GROUPINGS: tuple[Grouping, ...] = ("confusion", "cosine")
 Embed = Callable[[list[str]], np.ndarray]
-# default risk cut-offs per grouping: the paper's for cosine clusters; for confusion groups
-# HIGH means the tool's own query ranks a rival first (chosen on tune data, docs/rift.md)
+# the paper's cut-offs for cosine clusters; for confusion groups HIGH is below 0.0 (the tool's
+# own query ranks a rival first), chosen on tune data (docs/rift.md "Results, round 3")
 DEFAULT_THRESHOLDS: dict[Grouping, MarginThresholds] = {
     "cosine": MarginThresholds(0.10, 0.20),
     "confusion": MarginThresholds(0.0, 0.20),
@@ -112,6 +113,8 @@ class RiftConfig:
         check_theta(self.theta)
         if self.grouping not in GROUPINGS:
             raise UsageError(f"unknown grouping {self.grouping!r}; use confusion or cosine")
+        if self.confusion_cap is not None:
+            check_theta(self.confusion_cap)
         if self.margin_score not in MARGIN_SCORES:
             raise UsageError(f"unknown margin score {self.margin_score!r}; use discover or cosine")
         if not 0.0 <= self.jaccard_threshold < 1.0:
@@ -136,7 +139,6 @@ class RiftConfig:
             cap=self.confusion_cap,
             styles=self.graph_styles or (self.query_options.style,),
             query_options=self.query_options,
-            substitutes=self.substitute_rule if self.substitutes else None,
             score=self.margin_score,
         )
 
@@ -170,20 +172,6 @@ class RiftConfig:
         return out
 
 
-def _labels(tools: Sequence[RiftTool], members: Sequence[int]) -> list[str]:
-    """Tool names, or ``server/tool`` for every member when two members share a name."""
-    names = [tools[i].tool for i in members]
-    if len(set(names)) == len(names):
-        return names
-    return [f"{tools[i].server}/{tools[i].tool}" for i in members]
-
-
-def _cohesion(vectors: np.ndarray, members: Sequence[int]) -> float:
-    from cartograph.rift.cluster import cohesion
-
-    return cohesion(vectors, tuple(members))
-
-
 def _groups(
     tools: Sequence[RiftTool],
     vectors: np.ndarray,
@@ -205,7 +193,7 @@ def _groups(
     if cfg.method == "cosine":
         return [(c.members, c.cohesion, None) for c in threshold_groups(vectors, cfg.theta)]
     groups = jaccard_groups([t.card_tokens() for t in tools], cfg.jaccard_threshold)
-    return [(m, _cohesion(vectors, m), jac) for m, jac in groups]
+    return [(m, cohesion(vectors, m), jac) for m, jac in groups]
 
 
 @dataclass
@@ -285,7 +273,7 @@ def _cluster_report(
     cfg: RiftConfig,
 ) -> ClusterReport:
     members, coh, jac = group
-    labels = _labels(tools, members)
+    labels = member_labels([(tools[i].server, tools[i].tool) for i in members])
     diag = diagnose(
         labels, [tools[i].summary for i in members], [tools[i].input_schema for i in members]
     )

@@ -7,10 +7,12 @@ tools whose card cosine is below 0.65. This grouping follows the ranking instead
 1. Every tool ``a`` of the catalog gets its synthetic query ``q_a`` (:mod:`.queries`, from its
    name and argument schema only; one query per style in ``styles``), scored against the whole
    catalog by the margin scorer (discover's ranking in cosine units by default).
-2. **Edges**: ``a -> b`` for every other tool ``b`` that is not ``a``'s substitute
-   (:mod:`.substitutes`, checked on the pair's card cosine) with
-   ``s(q_a, a) - s(q_a, b) < cutoff`` (the MEDIUM threshold, 0.20): the pairs at MEDIUM risk
-   or worse. The edge keeps that margin (the smallest over ``a``'s queries).
+2. **Edges**: ``a -> b`` for every other tool ``b`` with ``s(q_a, a) - s(q_a, b) < cutoff``
+   (the MEDIUM threshold, 0.20): the pairs discover puts within MEDIUM reach. The edge keeps
+   that margin (the smallest over ``a``'s queries). Substitutes (:mod:`.substitutes`: other
+   servers' tools that do the same job) are edges too, so a group shows them, but layer 2
+   never counts one as a rival: a group joined by substitutes alone is LOW, its pairs listed
+   apart (as the cosine clusters did).
 3. **Clusters**: connected components of the undirected edge graph. Components chain on large
    catalogs (a generic query sits within 0.20 of dozens of tools, and one bridge joins two
    servers: on the fleet one component held 2,093 of 2,598 tools), so each component of three
@@ -19,8 +21,9 @@ tools whose card cosine is below 0.65. This grouping follows the ranking instead
    inside are clusters. ``cap=None`` keeps whole components.
 
 Risk is graded afterwards exactly as for cosine clusters (:mod:`.margin`: the smallest margin of
-a member against its cluster mates), which for a single query style is the smallest edge margin
-inside the cluster. Pure functions over arrays and callables; no I/O.
+a member against its cluster mates other than its substitutes), which for a single query style
+is the smallest non-substitute edge margin inside the group. Pure functions over arrays and
+callables; no I/O.
 """
 
 from __future__ import annotations
@@ -35,7 +38,6 @@ import numpy as np
 from cartograph.rift.cluster import Cluster, cohesion, components, sort_clusters, split_component
 from cartograph.rift.margin import RankScores, score_rows
 from cartograph.rift.queries import QueryOptions, QueryStyle, synthetic_query
-from cartograph.rift.substitutes import SubstituteRule, is_substitute
 
 logger = logging.getLogger(__name__)
 
@@ -43,8 +45,6 @@ DEFAULT_CAP = 0.55
 ToolSpec = tuple[str, str, Mapping[str, Any] | None]
 """(server, tool, input schema) of one indexed tool."""
 Embed = Callable[[list[str]], np.ndarray]
-IsSubstitute = Callable[[int, int], bool]
-"""(row a, row b) -> whether b is a's substitute (then never a's rival)."""
 
 
 @dataclass(frozen=True)
@@ -60,23 +60,18 @@ class Edges:
         return int(self.source.size)
 
 
-def row_edges(
-    row: np.ndarray, own: int, cutoff: float, is_substitute: IsSubstitute
-) -> list[tuple[int, float]]:
+def row_edges(row: np.ndarray, own: int, cutoff: float) -> list[tuple[int, float]]:
     """``(b, margin)`` for every tool ``b != own`` whose score on ``own``'s query is within
-    ``cutoff`` of ``own``'s own score, substitutes left out."""
+    ``cutoff`` of ``own``'s own score."""
     margins = float(row[own]) - np.asarray(row, dtype=np.float64)
     near = np.nonzero(margins < cutoff)[0]
-    return [
-        (int(b), float(margins[b])) for b in near.tolist() if b != own and not is_substitute(own, b)
-    ]
+    return [(int(b), float(margins[b])) for b in near.tolist() if b != own]
 
 
 def catalog_edges(
     n: int,
     rows_of: Callable[[list[int]], np.ndarray],
     cutoff: float,
-    is_substitute: IsSubstitute,
     block: int = 512,
 ) -> list[tuple[int, int, float]]:
     """``(a, b, margin)`` for every tool ``a`` of ``n``: ``rows_of(block)`` gives the scores
@@ -85,7 +80,7 @@ def catalog_edges(
     for start in range(0, n, block):
         rows = list(range(start, min(start + block, n)))
         for a, row in zip(rows, rows_of(rows), strict=True):
-            found.extend((a, b, m) for b, m in row_edges(row, a, cutoff, is_substitute))
+            found.extend((a, b, m) for b, m in row_edges(row, a, cutoff))
     return found
 
 
@@ -145,7 +140,6 @@ class ConfusionGraph:
     cap: float | None = DEFAULT_CAP
     styles: tuple[QueryStyle, ...] = ("task",)
     query_options: QueryOptions = field(default_factory=QueryOptions)
-    substitutes: SubstituteRule | None = field(default_factory=SubstituteRule)
     score: str = "discover"
 
 
@@ -159,11 +153,6 @@ def confusion_groups(
     """Layer 1 by confusion over the whole catalog (module docstring). ``embed`` embeds the
     synthetic queries, ``rank`` gives discover's scores for them (None: cosine margins)."""
     v = np.asarray(vectors, dtype=np.float32)
-    rule = graph.substitutes
-
-    def substitute(a: int, b: int) -> bool:
-        return rule is not None and is_substitute(ids[a], ids[b], float(v[a] @ v[b]), rule)
-
     found: list[tuple[int, int, float]] = []
     for style in graph.styles:
         opts = replace(graph.query_options, style=style)
@@ -173,5 +162,5 @@ def confusion_groups(
         def rows_of(rows: list[int], qv: np.ndarray = qv, texts: list[str] = texts) -> np.ndarray:
             return score_rows(qv[rows], [texts[i] for i in rows], v, rank, graph.score)
 
-        found.extend(catalog_edges(len(ids), rows_of, graph.cutoff, substitute))
+        found.extend(catalog_edges(len(ids), rows_of, graph.cutoff))
     return confusion_clusters(v, merge_edges(found), graph.cap)

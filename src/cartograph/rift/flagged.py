@@ -4,7 +4,7 @@ cluster, the members an agent is likely to confuse, each with the mates to contr
 
 from __future__ import annotations
 
-from cartograph.rift.report import ClusterReport, RiftReport
+from cartograph.rift.report import RiftReport, member_labels
 
 
 def flagged_tools(report: RiftReport) -> dict[tuple[str, str], list[str]]:
@@ -19,7 +19,7 @@ def flagged_tools(report: RiftReport) -> dict[tuple[str, str], list[str]]:
     for cluster in report.clusters:
         if cluster.risk != "HIGH":
             continue
-        labels = _report_labels(cluster)
+        labels = member_labels(cluster.members)
         subs = {frozenset(p) for p in cluster.substitutes}
         for (server, tool), label in zip(cluster.members, labels, strict=True):
             margin = (cluster.margins or {}).get(label)
@@ -33,10 +33,3 @@ def flagged_tools(report: RiftReport) -> dict[tuple[str, str], list[str]]:
             ]
             out.setdefault((server, tool), []).extend(mates)
     return out
-
-
-def _report_labels(cluster: ClusterReport) -> list[str]:
-    names = [t for _, t in cluster.members]
-    if len(set(names)) == len(names):
-        return names
-    return [f"{s}/{t}" for s, t in cluster.members]

@@ -32,6 +32,15 @@ FAIL_ON: tuple[FailOn, ...] = get_args(FailOn)
 _RANK: dict[RiskLevel, int] = {"HIGH": 2, "MEDIUM": 1, "LOW": 0}
 
 
+def member_labels(members: list[tuple[str, str]]) -> list[str]:
+    """Each member's label: its tool name, or ``server/tool`` for every member when two members
+    share a tool name."""
+    names = [t for _, t in members]
+    if len(set(names)) == len(names):
+        return names
+    return [f"{s}/{t}" for s, t in members]
+
+
 class ClusterReport(BaseModel):
     model_config = ConfigDict(frozen=True)
 

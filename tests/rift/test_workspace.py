@@ -197,6 +197,15 @@ def test_cli_exit_codes_follow_fail_on(rift_home: Path) -> None:
     assert cli(rift_home, "rift", "--high", "0.3", "--medium", "0.2").exit_code == 2
 
 
+def test_cli_table_names_the_grouping_it_used(rift_home: Path) -> None:
+    table = " ".join(cli(rift_home, "rift", "--fail-on", "never").stdout.split())
+    assert "Rift (confusion grouping):" in table
+    table = " ".join(
+        cli(rift_home, "rift", "--grouping", "cosine", "--fail-on", "never").stdout.split()
+    )
+    assert "Rift (cosine grouping):" in table
+
+
 def test_a_workspace_without_cards_is_a_setup_error_not_a_finding(tmp_path: Path) -> None:
     result = cli(tmp_path / "empty", "rift", "--json")
     assert result.exit_code == 2
@@ -248,6 +257,7 @@ def test_cli_html_is_one_self_contained_page_with_two_pictures(
     assert checker.external == []
     assert checker.tags.count("svg") == 2
     assert "read_text_file" in text and "Per-tool margin" in text and "Cluster sizes" in text
+    assert "grouping=confusion" in text  # the page says which layer 1 made its groups
 
 
 def test_regenerate_rewrites_flagged_tools_with_contrast_and_resigns(

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Debian's chromium and chromium-driver for the console's browser tests (tests/console/
-# test_browser.py drives them with Selenium; nothing downloads a browser or a driver at run
+# test_app_browser.py drives them with Selenium; nothing downloads a browser or a driver at run
 # time), installed idempotently with apt when they are missing. Without apt, or as a user who
 # cannot install, it says so and the browser tests skip.
 set -euo pipefail

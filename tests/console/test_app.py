@@ -10,15 +10,29 @@ import re
 from collections.abc import Iterator
 from pathlib import Path
 
+import anyio
 import httpx
 import pytest
+from accesskit import session
 from consolekit import Console, login, serve_console
+from proxykit import call, text
 
 
 @pytest.fixture(scope="module")
 def console(golden_home: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Console]:
     with serve_console(golden_home, tmp_path_factory.mktemp("console")) as served:
         yield served
+
+
+@pytest.fixture(scope="module")
+def ops(console: Console) -> httpx.Client:
+    """A logged-in session of ``ops``, shared by the tests (logins are limited per address)."""
+    return login(console, console.keys["ops"])
+
+
+@pytest.fixture(scope="module")
+def narrow(console: Console) -> httpx.Client:
+    return login(console, console.keys["narrow"])
 
 
 def test_a_session_cookie_is_httponly_strict_and_scoped_and_holds_no_key(console: Console) -> None:
@@ -68,9 +82,9 @@ def test_a_login_or_logout_without_the_forms_token_is_refused(console: Console) 
 
 
 def test_pages_show_servers_tools_and_never_render_publisher_text_as_html(
-    console: Console,
+    ops: httpx.Client,
 ) -> None:
-    client = login(console, console.keys["ops"])
+    client = ops
     servers = client.get("/console").text
     assert all(f'href="/console/servers/{s}"' in servers for s in ("chaos", "calm", "evil"))
     evil = client.get("/console/servers/evil")
@@ -81,8 +95,8 @@ def test_pages_show_servers_tools_and_never_render_publisher_text_as_html(
     assert "signed card text" in chaos and "echo" in chaos and "matches" in chaos
 
 
-def test_an_unknown_server_or_page_is_a_404_that_says_what_exists(console: Console) -> None:
-    client = login(console, console.keys["ops"])
+def test_an_unknown_server_or_page_is_a_404_that_says_what_exists(ops: httpx.Client) -> None:
+    client = ops
     missing = client.get("/console/servers/nope")
     assert missing.status_code == 404
     assert "server &#39;nope&#39;" in missing.text and "/console/servers/chaos" in missing.text
@@ -90,8 +104,8 @@ def test_an_unknown_server_or_page_is_a_404_that_says_what_exists(console: Conso
     assert page.status_code == 404 and 'href="/console/audit"' in page.text
 
 
-def test_discover_playground_ranks_explains_and_is_audited(console: Console) -> None:
-    client = login(console, console.keys["ops"])
+def test_discover_playground_ranks_explains_and_is_audited(ops: httpx.Client) -> None:
+    client = ops
     page = client.get("/console/discover", params={"task": "add two numbers", "k": 3})
     assert page.status_code == 200
     assert "/add</a>" in page.text
@@ -100,8 +114,8 @@ def test_discover_playground_ranks_explains_and_is_audited(console: Console) -> 
     assert "add two numbers" in audit and "console-login" in audit
 
 
-def test_a_restricted_client_sees_only_what_its_policy_allows(console: Console) -> None:
-    client = login(console, console.keys["narrow"])
+def test_a_restricted_client_sees_only_what_its_policy_allows(narrow: httpx.Client) -> None:
+    client = narrow
     servers = client.get("/console").text
     assert 'href="/console/servers/calm"' in servers
     assert "/console/servers/chaos" not in servers and "/console/servers/evil" not in servers
@@ -112,17 +126,24 @@ def test_a_restricted_client_sees_only_what_its_policy_allows(console: Console) 
     assert "ops" not in re.sub(r"<[^>]+>", " ", audit).split()  # only its own entries
 
 
-def test_quarantine_and_rift_pages_render(console: Console) -> None:
-    client = login(console, console.keys["ops"])
+def test_quarantine_and_rift_pages_render(ops: httpx.Client) -> None:
+    client = ops
     held = client.get("/console/quarantine")
     assert held.status_code == 200 and "Nothing is quarantined" in held.text
     rift = client.get("/console/rift")
     assert rift.status_code == 200 and "tools in clusters" in rift.text
-    assert "<svg" in rift.text  # the margin picture, inline
+    assert "<svg" in rift.text and "Per-tool margin" in rift.text  # the margin picture, inline
+    high = rift.text[rift.text.index('<td class="bad">HIGH') :].split("</tr>", 1)[0]
+    assert re.search(r"min margin [+-]\d\.\d{3}", high)  # the cluster's margin
+    for tool, rival in (("search_issues", "find_issues"), ("find_issues", "search_issues")):
+        assert re.search(rf"evil/<b>{tool}</b></a> <span[^>]*>margin [+-]\d\.\d{{3}}</span> "
+                         rf"<span class=\"muted\">vs {rival}</span>", high)  # fmt: skip
+    assert "Make explicit what tells them apart" in high and "shared words: issues" in high
+    assert "do the same job (substitutes" in rift.text  # calm and chaos: the same tools
 
 
 def test_the_servers_page_lists_every_replica_on_the_board_cut_by_policy(
-    console: Console,
+    console: Console, ops: httpx.Client, narrow: httpx.Client
 ) -> None:
     from cartograph.storage.health import FileHealthBoard
 
@@ -136,11 +157,72 @@ def test_the_servers_page_lists_every_replica_on_the_board_cut_by_policy(
         ],
     }  # fmt: skip
     FileHealthBoard(console.home / "replicas").publish("elsewhere:4242", other)
-    ops = login(console, console.keys["ops"]).get("/console").text
-    assert "<h2>Replicas</h2>" in ops and "elsewhere:4242" in ops
-    assert re.search(r"<code>[^<]+:\d+</code></td>\s*<td><span class=\"ok\">serving", ops)
-    assert f"{console.base}/mcp" in ops  # the serving process's own record, its endpoint
-    assert "http://10.0.0.7:8765/mcp" in ops and "chaos: exited with status 1" in ops
-    narrow = login(console, console.keys["narrow"]).get("/console").text
-    assert "elsewhere:4242" in narrow and "chaos: exited" not in narrow
-    assert "1 / 4" in narrow  # calm only: one server, its four tools
+    everything = ops.get("/console").text
+    assert "<h2>Replicas</h2>" in everything and "elsewhere:4242" in everything
+    assert re.search(r"<code>[^<]+:\d+</code></td>\s*<td><span class=\"ok\">serving", everything)
+    assert f"{console.base}/mcp" in everything  # the serving process's own record, its endpoint
+    assert "http://10.0.0.7:8765/mcp" in everything and "chaos: exited with status 1" in everything
+    cut = narrow.get("/console").text
+    assert "elsewhere:4242" in cut and "chaos: exited" not in cut
+    assert "1 / 4" in cut  # calm only: one server, its four tools
+
+
+def test_a_tool_has_its_own_page_and_an_unknown_tool_is_a_404_listing_the_servers_tools(
+    ops: httpx.Client,
+) -> None:
+    page = ops.get("/console/servers/chaos/tools/echo")
+    assert page.status_code == 200
+    assert 'id="echo"' in page.text and 'id="add"' not in page.text and "matches" in page.text
+    missing = ops.get("/console/servers/chaos/tools/nope")
+    assert missing.status_code == 404
+    assert "tool &#39;nope&#39; on server &#39;chaos&#39;" in missing.text
+    assert 'href="/console/servers/chaos/tools/echo"' in missing.text
+    assert 'href="/console/servers/chaos/tools/add"' in missing.text
+    other = ops.get("/console/servers/nope/tools/echo")
+    assert other.status_code == 404 and 'href="/console/servers/calm"' in other.text
+
+
+def test_an_audit_entry_links_the_card_version_and_a_call_the_discover_answer_that_offered_it(
+    console: Console, ops: httpx.Client
+) -> None:
+    async def agent() -> None:
+        async with session(f"{console.base}/mcp", console.keys["ops"]) as client:
+            await client.call_tool("discover", {"task": "echo a message back", "k": 3})
+            assert text(await call(client, "chaos", "echo", {"text": "linked"})) == "linked"
+
+    anyio.run(agent)
+    audit = ops.get("/console/audit", params={"tool": "echo"}).text
+    call_row = audit[audit.index("<td>call</td>") :].split("</tr>", 1)[0]
+    version = re.search(r'href="(/console/servers/chaos/versions/(\d+)#echo)">card v\2<', call_row)
+    offered = re.search(r'href="(/console/audit\?entry=([0-9a-f-]+)#\2)"', call_row)
+    assert version and offered, call_row
+    answer = ops.get(offered[1].replace("&amp;", "&")).text
+    assert f'<tr id="{offered[2]}">' in answer and "echo a message back" in answer
+    assert answer.count("<tr id=") == 1 and "<td>call</td>" not in answer  # that answer only
+    assert version[1] in answer  # the discover result links the same card version
+    card = ops.get(version[1].split("#")[0])
+    assert card.status_code == 200 and 'id="echo"' in card.text
+    assert f"Card version <b>{version[2]}</b>" in card.text
+    kept = ops.get("/console/servers/chaos/versions/999")
+    assert kept.status_code == 404 and f'href="/console/servers/chaos/versions/{version[2]}"' in (
+        kept.text
+    )
+    assert ops.get("/console/servers/chaos/versions/x").status_code == 404
+
+
+def test_the_servers_page_shows_each_cards_verification_and_version(ops: httpx.Client) -> None:
+    servers = ops.get("/console").text
+    assert "(none failed)" in servers
+    row = servers[servers.index('href="/console/servers/chaos"') :].split("</tr>", 1)[0]
+    assert '<span class="ok">verified</span>' in row
+    assert re.search(r'href="/console/servers/chaos/versions/\d+">v\d+</a>', row)
+
+
+def test_the_playground_shows_the_card_text_that_ranked_and_the_key_that_signed_it(
+    ops: httpx.Client,
+) -> None:
+    page = ops.get("/console/discover", params={"task": "echo a message back", "k": 2}).text
+    row = page[page.index('href="/console/servers/chaos/tools/echo"') :].split("</tr>", 1)[0]
+    assert re.search(r"dense [+-]\d", row)
+    assert re.search(r'href="/console/servers/chaos/versions/\d+#echo">v\d+</a>, key <code>', row)
+    assert "key <code>-</code>" not in row

@@ -63,7 +63,14 @@ def test_a_lift_needs_an_admin_and_the_forms_token(console: Console) -> None:
     )
     assert unknown.status_code == 404 and "/console/servers/chaos" in unknown.text
     assert not list(console.home.glob("jobs/*.json"))  # nothing was queued
-    assert [r["outcome"] for r in _audit(console, "console-action")] == ["refused"]
+    refusals = [
+        (r["client"], r["outcome"], r.get("server")) for r in _audit(console, "console-action")
+    ]
+    assert refusals == [
+        ("ops", "refused", "chaos"),
+        ("boss", "stale-form", "chaos"),
+        ("boss", "not-held", "calm"),
+    ]
 
 
 def test_an_admin_lift_is_queued_run_by_the_operator_and_shown_lifted(console: Console) -> None:
@@ -96,6 +103,17 @@ def test_an_admin_lift_is_queued_run_by_the_operator_and_shown_lifted(console: C
         actions[-1].items()
     )
     assert _audit(console, "job-run")[-1]["job"] == job
+    before = (
+        int(
+            re.findall(r'href="/console/servers/chaos/versions/(\d+)"', boss.get("/console").text)[
+                0
+            ]
+        )
+        - 1
+    )
+    old = boss.get(f"/console/servers/chaos/versions/{before}")  # the card the drift was held on
+    assert old.status_code == 200 and f"Version {before} of this card" in old.text
+    assert "not served" in old.text and "quarantined" not in old.text
 
 
 def test_a_regeneration_is_queued_only_for_a_client_that_sees_everything(
@@ -109,3 +127,26 @@ def test_a_regeneration_is_queued_only_for_a_client_that_sees_everything(
     jobs = narrow.get("/console/jobs").text
     assert "regenerate" not in jobs  # a job over every server is not a narrow client's to see
     assert "regenerate" in boss.get("/console/jobs").text
+    warden = login(console, console.keys["warden"])  # an admin, but allowed calm only
+    refused = warden.post("/console/actions/regenerate", data={"csrf": _csrf(warden, "/console")})
+    assert refused.status_code == 403 and "allowed all tools" in refused.text
+    outcomes = [(r["client"], r["outcome"]) for r in _audit(console, "console-action")
+                if r["action"] == "regenerate"]  # fmt: skip
+    assert outcomes == [("boss", "queued"), ("warden", "refused")]
+
+
+def test_every_form_without_its_token_is_refused_and_audited(console: Console) -> None:
+    bare = httpx.post(f"{console.base}/console/login", data={"token": console.keys["ops"]})
+    assert bare.status_code == 403
+    boss = login(console, console.keys["boss"])
+    for path in ("/console/actions/regenerate", "/console/logout"):
+        assert boss.post(path, data={"csrf": "forged"}).status_code == 403
+    assert boss.get("/console").status_code == 200  # still logged in
+    assert _audit(console, "console-login")[-2]["outcome"] == "stale-form"  # then boss's login
+    assert _audit(console, "console-logout")[-1] == {
+        **_audit(console, "console-logout")[-1], "client": "boss", "outcome": "stale-form"
+    }  # fmt: skip
+    assert any(
+        r["action"] == "regenerate" and r["outcome"] == "stale-form"
+        for r in _audit(console, "console-action")
+    )

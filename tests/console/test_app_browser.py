@@ -1,8 +1,9 @@
 """The console in a real browser: Debian's chromium and chromedriver (installed by
 scripts/setup-browser.sh and .ci/run), driven by Selenium pointed at those binaries, over a real
-`serve --transport http`: log in, see the servers, run a discover, open the audit entry it wrote,
-lift a quarantine from the page as an admin (the operator's `jobs run` carries it out), open
-Rift; at phone width and by keyboard.
+`serve --transport http` with the example fleet (bootstrapped live) and the chaos test server
+(the one that can drift): log in, see the servers, run a discover, open the audit entry it wrote
+and the card version it links, lift a quarantine from the page as an admin (the operator's `jobs
+run` carries it out), open Rift; every page at phone width; the whole walk by keyboard alone.
 
 With ``CARTOGRAPH_SCREENSHOTS=DIR`` each page is saved as DIR/<page>.png (docs/console/ holds
 the committed ones: ``CARTOGRAPH_SCREENSHOTS=docs/console scripts/test.sh tests/console``)."""
@@ -22,17 +23,25 @@ from accesskit import CARTOGRAPH, session
 from consolekit import Console, serve_console
 from proxykit import call
 
+TASK = "what time is it in Tokyo right now"
 CHROMIUM = Path("/usr/bin/chromium")
 DRIVER = Path("/usr/bin/chromedriver")
-pytestmark = pytest.mark.skipif(
-    not (CHROMIUM.is_file() and DRIVER.is_file()),
-    reason="chromium and chromedriver absent: run scripts/setup-browser.sh",
-)
+pytestmark = [
+    pytest.mark.skipif(
+        not (CHROMIUM.is_file() and DRIVER.is_file()),
+        reason="chromium and chromedriver absent: run scripts/setup-browser.sh",
+    ),
+    pytest.mark.fleet,
+]
 
 
 @pytest.fixture(scope="module")
-def console(golden_home: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Console]:
-    with serve_console(golden_home, tmp_path_factory.mktemp("browser")) as served:
+def console(
+    golden_home: Path, example_config: Path, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Console]:
+    """The example fleet, bootstrapped live, beside the chaos test server (which can drift)."""
+    base = tmp_path_factory.mktemp("browser")
+    with serve_console(golden_home, base, fleet=example_config) as served:
         yield served
 
 
@@ -101,27 +110,49 @@ def test_an_operator_walks_the_console(console: Console, browser: Any) -> None:
     wait_for(d, "was not accepted")
     shot(d, "login")
     d.find_element(By.ID, "token").send_keys(console.keys["ops"], Keys.ENTER)
-    wait_for(d, "Servers", "chaos", "calm")
+    wait_for(d, "Servers", "everything", "filesystem", "git", "time", "chaos")
     assert "signed in as ops" in d.find_element(By.TAG_NAME, "header").text
-    shot(d, "servers")
 
-    d.find_element(By.LINK_TEXT, "chaos").click()
-    wait_for(d, "signed card text", "echo")
+    d.find_element(By.LINK_TEXT, "git").click()
+    wait_for(d, "signed card text", "git_status")
     shot(d, "server")
 
     d.find_element(By.LINK_TEXT, "discover").click()
     wait_for(d, "Discover playground")
-    d.find_element(By.ID, "task").send_keys("add two numbers", Keys.ENTER)
+    d.find_element(By.ID, "task").send_keys(TASK, Keys.ENTER)
     ranked = wait_for(d, "signed card text that ranked it")
-    assert "chaos/add" in ranked or "calm/add" in ranked
+    assert d.find_element(By.XPATH, "//tbody/tr[1]/td[2]/a").text.startswith("time/")
     assert "dense" in ranked and "bm25" in ranked
     shot(d, "discover")
 
+    async def agent() -> None:  # an agent's discover and the call it makes, over MCP
+        async with session(f"{console.base}/mcp", console.keys["ops"]) as client:
+            await client.call_tool("discover", {"task": TASK, "k": 3})
+            result = await call(client, "time", "get_current_time", {"timezone": "Asia/Tokyo"})
+            assert not result.is_error
+
+    anyio.run(agent)
     d.find_element(By.LINK_TEXT, "audit").click()
-    wait_for(d, "Audit trail", "add two numbers")
-    entry = d.find_element(By.XPATH, "//tr[td[2][text()='discover']]")
-    assert "add two numbers" in entry.text and "ops" in entry.text
+    wait_for(d, "Audit trail", TASK, "time/get_current_time")
     shot(d, "audit")
+    called = d.find_element(By.XPATH, "//tr[td[2][text()='call']]")
+    offered = called.find_element(By.PARTIAL_LINK_TEXT, "discover d-")
+    answer_id = offered.text.split()[-1]
+    offered.click()  # the discover answer that offered the tool
+    wait_for(d, f"Showing the discover answer {answer_id} only", TASK)
+    entry = d.find_element(By.ID, answer_id)
+    assert TASK in entry.text and "ops" in entry.text and "time/get_current_time" in entry.text
+    link = entry.find_element(By.PARTIAL_LINK_TEXT, "card v")  # the exact card that ranked it
+    version, tool = link.text.split("v")[-1], link.get_attribute("href").rsplit("#", 1)[1]
+    link.click()
+    wait_for(d, f"Card version {version}", "signed card text")
+    assert d.current_url.endswith(f"/versions/{version}#{tool}")
+    assert d.find_element(By.ID, tool).is_displayed()
+    shot(d, "card-version")
+    d.find_element(By.LINK_TEXT, "servers").click()
+    row = wait_for(d, "Servers", "ready")  # the session the agent's call opened
+    assert "verified" in row and "none failed" in row
+    shot(d, "servers")
 
 
 def test_a_quarantine_is_shown_and_an_admin_lifts_it_from_the_page(
@@ -178,13 +209,29 @@ def test_a_quarantine_is_shown_and_an_admin_lifts_it_from_the_page(
 
 
 def test_rift_and_phone_width(console: Console, browser: Any) -> None:
+    from selenium.webdriver.common.by import By
+
     d: Any = browser
     d.get(f"{console.base}/console/rift")
-    wait_for(d, "tools in clusters")
+    wait_for(d, "tools in clusters", "HIGH", "diagnosis")
+    assert d.find_elements(By.CSS_SELECTOR, "main svg[role=img]")  # the margin picture
+    cluster = d.find_element(By.XPATH, "//tbody/tr[td[3]]")  # risk, members with margins, why
+    assert " vs " in cluster.text and "query:" in cluster.text
     shot(d, "rift")
     d.set_window_size(390, 844)
+    pages = (
+        "/console",
+        "/console/servers/everything",
+        "/console/servers/git/tools/git_status",
+        "/console/discover?task=read+a+file",
+        "/console/audit",
+        "/console/quarantine",
+        "/console/rift",
+        "/console/jobs",
+        "/console/nowhere",
+    )
     try:
-        for path in ("/console", "/console/discover?task=read+a+file", "/console/audit"):
+        for path in pages:
             d.get(console.base + path)
             width = d.execute_script("return [document.body.scrollWidth, window.innerWidth]")
             assert width[0] <= width[1], f"{path} overflows at phone width: {width}"
@@ -192,3 +239,46 @@ def test_rift_and_phone_width(console: Console, browser: Any) -> None:
                 shot(d, "servers-phone")
     finally:
         d.set_window_size(1280, 900)
+
+
+def test_the_console_is_usable_by_keyboard_alone(console: Console, browser: Any) -> None:
+    """Tab and Enter only: log in, reach a page through the navigation, run a discover, follow
+    a result; the focused element always shows a visible outline."""
+    from selenium.webdriver.common.action_chains import ActionChains
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
+
+    d: Any = browser
+    d.delete_all_cookies()
+    d.get(f"{console.base}/console/login")
+    keys = ActionChains(d)
+
+    def focused() -> Any:
+        return d.switch_to.active_element
+
+    def tab_to(label: str, limit: int = 40) -> Any:
+        for _ in range(limit):
+            keys.send_keys(Keys.TAB).perform()
+            here = focused()
+            name = here.text or here.get_attribute("name") or here.get_attribute("id")
+            if name == label:
+                outline = here.value_of_css_property("outline-style")
+                assert outline not in ("none", ""), f"{label} has no focus outline"
+                return here
+        raise AssertionError(f"{label!r} is not reachable with Tab")
+
+    assert focused().get_attribute("id") == "token"  # the key field has the focus
+    keys.send_keys(console.keys["ops"], Keys.ENTER).perform()
+    wait_for(d, "Servers")
+    tab_to("discover")
+    keys.send_keys(Keys.ENTER).perform()
+    wait_for(d, "Discover playground")
+    tab_to("task")
+    keys.send_keys("convert a time between two timezones", Keys.ENTER).perform()
+    wait_for(d, "signed card text that ranked it")
+    first = d.find_element(By.XPATH, "//tbody/tr[1]/td[2]/a").text  # server/tool
+    tab_to(first)
+    keys.send_keys(Keys.ENTER).perform()
+    server, tool = first.split("/")
+    wait_for(d, "signed card text (what discover reads)", tool)
+    assert d.current_url.endswith(f"/console/servers/{server}/tools/{tool}")

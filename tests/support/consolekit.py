@@ -1,6 +1,8 @@
 """Kit for console tests: a real `serve --transport http` over a copy of the golden workspace,
-with a server whose publisher text carries a script tag, three clients (``ops`` may see all,
-``narrow`` only ``calm``, ``boss`` may see all and act), and a browser-like login."""
+with a server whose publisher text carries a script tag (and two tools Rift finds confusable),
+four clients (``ops`` may see all,
+``narrow`` only ``calm``, ``boss`` may see all and act, ``warden`` may act but see only
+``calm``), and a browser-like login."""
 
 from __future__ import annotations
 
@@ -17,6 +19,12 @@ from accesskit import CARTOGRAPH, start_serve, stop
 from proxykit import chaos_entry, copy_workspace, write_config
 
 EVIL = "<script>alert('owned')</script><b>bold</b>"
+QUERY = {"type": "object", "properties": {"query": {"type": "string"}}}
+TWINS = [  # two tools an agent could confuse: a Rift cluster with margins
+    {"name": "search_issues", "description": "Search the issues of a repository.",
+     "inputSchema": QUERY},
+    {"name": "find_issues", "description": "Find issues in the repository.", "inputSchema": QUERY},
+]  # fmt: skip
 
 
 @dataclass
@@ -25,6 +33,7 @@ class Console:
     keys: dict[str, str]
     home: Path
     config: Path | None = None
+    pid: int = 0  # the serving process
 
 
 def _cli(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
@@ -33,9 +42,20 @@ def _cli(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+def fleet_servers(fleet_config: Path, home: Path) -> dict[str, dict[str, object]]:
+    """Bootstrap the servers of ``fleet_config`` (the example fleet) into ``home`` for real and
+    return their entries, ``${configDir}`` resolved, for a config written elsewhere."""
+    done = _cli(home, "bootstrap", "--config", str(fleet_config))
+    assert done.returncode == 0, done.stderr
+    text = fleet_config.read_text(encoding="utf-8")
+    text = text.replace("${configDir}", str(fleet_config.resolve().parent))
+    return json.loads(text)["mcpServers"]
+
+
 @contextmanager
-def serve_console(golden_home: Path, base: Path) -> Iterator[Console]:
-    """Serve it until the block ends."""
+def serve_console(golden_home: Path, base: Path, fleet: Path | None = None) -> Iterator[Console]:
+    """Serve it until the block ends; with ``fleet`` (examples/mcp.json, installed), its servers
+    are bootstrapped live and served beside the test servers."""
     ws = copy_workspace(golden_home, base / "home")
     snap = {
         "evil": {
@@ -44,25 +64,32 @@ def serve_console(golden_home: Path, base: Path) -> Iterator[Console]:
                     "name": "peek",
                     "description": EVIL,
                     "inputSchema": {"type": "object", "properties": {"path": {"type": "string"}}},
-                }
+                },
+                *TWINS,
             ]
         }
     }
     (base / "evil.json").write_text(json.dumps(snap), encoding="utf-8")
     done = _cli(ws.root, "bootstrap", "--from-snapshot", str(base / "evil.json"))
     assert done.returncode == 0, done.stderr
-    config = write_config(
-        base / "cfg", {"chaos": chaos_entry(), "calm": chaos_entry(), "evil": chaos_entry()}
-    )
+    servers = {"chaos": chaos_entry(), "calm": chaos_entry(), "evil": chaos_entry()}
+    if fleet is not None:
+        servers |= fleet_servers(fleet, ws.root)
+    config = write_config(base / "cfg", servers)
     keys = {}
-    clients = {"ops": [], "narrow": ["--allow", "calm.*"], "boss": ["--admin"]}
+    clients = {
+        "ops": [],
+        "narrow": ["--allow", "calm.*"],
+        "boss": ["--admin"],
+        "warden": ["--admin", "--allow", "calm.*"],
+    }
     for name, options in clients.items():
         added = _cli(ws.root, "clients", "add", name, *options, "--json")
         assert added.returncode == 0, added.stderr
         keys[name] = json.loads(added.stdout)["key"]
     proc, url = start_serve(ws.root, ["--config", str(config)])
     try:
-        yield Console(url.rsplit("/", 1)[0], keys, ws.root, config)
+        yield Console(url.rsplit("/", 1)[0], keys, ws.root, config, proc.pid)
     finally:
         stop(proc)
 

@@ -4,7 +4,8 @@ Lifting a quarantine (re-attesting its server) and regenerating Rift's HIGH card
 operator's private key, which the serving process never reads. So an action is a POST that
 carries the session's CSRF token, needs an admin caller (:attr:`Caller.admin
 <cartograph.access.guard.Caller.admin>`: an API key added with ``--admin`` or a JWT with the
-``cartograph:admin`` scope), is audited (``console-action``, refused ones too), and puts a job
+``cartograph:admin`` scope), is audited (``console-action``, every refusal too: a stale or
+forged form, no admin scope, nothing to lift, a restricted client), and puts a job
 on the store's queue (:mod:`cartograph.storage.jobs`) that ``cartograph jobs run`` carries out
 where the key is. The jobs page shows each job's state and what its run printed.
 """
@@ -31,17 +32,26 @@ NOT_ADMIN = (
 )
 
 
+def _audit(
+    console: Console, session: ConsoleSession, action: str, outcome: str, **fields: str
+) -> None:
+    console.proxy.audit.write(
+        "console-action", client=session.caller.name, action=action, outcome=outcome, **fields
+    )
+
+
 async def _checked(
     console: Console, request: Request, session: ConsoleSession, action: str
 ) -> tuple[dict[str, str], Response | None]:
-    """The form's fields, or the refusal page (stale form, or not an admin; audited)."""
+    """The form's fields, or the refusal page (stale or forged form, or not an admin); a
+    refusal is audited like a queued job, with its reason as the outcome."""
     form = {k: str(v) for k, v in (await request.form()).items()}
+    args = {"server": form["server"]} if "server" in form else {}
     if not session.csrf_ok(form.get("csrf")):
+        _audit(console, session, action, "stale-form", **args)
         return form, console.page("login.html", None, 403, csrf="", message=pages.STALE_FORM)
     if not session.caller.admin:
-        console.proxy.audit.write(
-            "console-action", client=session.caller.name, action=action, outcome="refused"
-        )
+        _audit(console, session, action, "refused", **args)
         return form, console.page("message.html", session, 403, title="Not allowed", text=NOT_ADMIN)
     return form, None
 
@@ -51,10 +61,7 @@ async def _queue(
 ) -> Job:
     queue = console.proxy.store.job_queue()
     job = await anyio.to_thread.run_sync(queue.submit, kind, args, session.caller.name)
-    console.proxy.audit.write(
-        "console-action", client=session.caller.name, action=action, job=job.id, outcome="queued",
-        **args,
-    )  # fmt: skip
+    _audit(console, session, action, "queued", job=job.id, **args)
     return job
 
 
@@ -66,7 +73,8 @@ async def lift(console: Console, request: Request, session: ConsoleSession) -> R
     server = form.get("server", "")
     held = {r.server for r in pages.quarantine_rows(console.proxy, session.caller)}
     if server not in held:
-        known = [f"/console/servers/{s}" for s in sorted(held)]
+        _audit(console, session, "lift", "not-held", server=server)
+        known = [pages.server_path(s) for s in sorted(held)]
         return console.not_found(session, f"a quarantined server {server!r}", known)
     job = await _queue(console, session, "reattest", {"server": server}, "lift")
     return RedirectResponse(f"/console/jobs?queued={job.id}", status_code=303)
@@ -78,6 +86,7 @@ async def regenerate(console: Console, request: Request, session: ConsoleSession
     if refused is not None:
         return refused
     if not pages.unrestricted(session.caller):
+        _audit(console, session, "regenerate", "refused")
         text = "Regenerating rewrites cards of every server; it needs a client allowed all tools."
         return console.page("message.html", session, 403, title="Not allowed", text=text)
     job = await _queue(console, session, "regenerate", {}, "regenerate")

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hmac
 import logging
+import math
 import secrets
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -66,14 +67,7 @@ class Console:
     secure: bool = False
     sessions: SessionBook = field(default_factory=SessionBook)
     rift: pages.RiftCache = field(default_factory=pages.RiftCache)
-    templates: Environment = field(
-        default_factory=lambda: Environment(
-            loader=PackageLoader("cartograph.console", "templates"),
-            autoescape=select_autoescape(["html"]),
-            trim_blocks=True,
-            lstrip_blocks=True,
-        )
-    )
+    templates: Environment = field(default_factory=lambda: _templates())
 
     # -- rendering ----------------------------------------------------------------------------
 
@@ -102,18 +96,28 @@ class Console:
         return response
 
     async def login(self, request: Request) -> Response:
+        """POST /console/login: rate-limited per address first, then the form's CSRF token,
+        then the key or token; every attempt is audited (``console-login``)."""
         form = await request.form()
         expected = request.cookies.get(LOGIN_COOKIE) or ""
-        sent = str(form.get("csrf") or "")
-        if not expected or not hmac.compare_digest(sent, expected):
-            return self.page("login.html", None, 403, csrf=expected, message=pages.STALE_FORM)
         where = request.client.host if request.client else "unknown"
         try:
             self.access.limiter.take(f"console-login#{where}", LOGIN_PER_MINUTE)
-            caller = self.access.authenticate(str(form.get("token") or "").strip() or None)
         except RateLimited as exc:
             self.proxy.audit.write("console-login", address=where, outcome="rate-limited")
-            return self.page("login.html", None, 429, csrf=expected, message=str(exc))
+            message = (
+                f"Too many login attempts from {where}: at most {LOGIN_PER_MINUTE:g} a minute. "
+                f"Wait {exc.retry_after:g} s, then try again."
+            )
+            response = self.page("login.html", None, 429, csrf=expected, message=message)
+            response.headers["retry-after"] = str(max(1, math.ceil(exc.retry_after)))
+            return response
+        sent = str(form.get("csrf") or "")
+        if not expected or not hmac.compare_digest(sent, expected):
+            self.proxy.audit.write("console-login", address=where, outcome="stale-form")
+            return self.page("login.html", None, 403, csrf=expected, message=pages.STALE_FORM)
+        try:
+            caller = self.access.authenticate(str(form.get("token") or "").strip() or None)
         except AuthError as exc:
             self.proxy.audit.write("console-login", address=where, outcome="refused")
             message = f"That key or token was not accepted ({exc}). Check it and try again."
@@ -128,6 +132,10 @@ class Console:
         session = self.session_of(request)
         form = await request.form()
         if session is None or not session.csrf_ok(str(form.get("csrf") or "")):
+            if session is not None:  # a forged or stale form of a live session
+                self.proxy.audit.write(
+                    "console-logout", client=session.caller.name, outcome="stale-form"
+                )
             return self.page("login.html", None, 403, csrf="", message=pages.STALE_FORM)
         self.sessions.end(session.id)
         self.proxy.audit.write("console-logout", client=session.caller.name)
@@ -149,14 +157,33 @@ class Console:
             logger.warning("console: cannot read the health board: %s", exc)
             board = []
         replicas = pages.replica_rows(board, visible)
-        return self.page("servers.html", session, status=status, replicas=replicas)
+        versions = await anyio.to_thread.run_sync(  # read from the history once per card
+            lambda: {s: self.proxy.catalog.card_version(s) for s in sorted(visible)}
+        )
+        return self.page(
+            "servers.html", session, status=status, replicas=replicas, versions=versions
+        )
 
     async def server(self, request: Request, session: ConsoleSession) -> Response:
-        name = request.path_params["server"]
-        try:
-            page = pages.server_page(self.proxy, session.caller, name)  # status: on the loop
+        """A server's card (``/console/servers/S``), one tool of it (``.../tools/T``) or a
+        version the card history keeps (``.../versions/N``, where the audit trail links)."""
+        params = request.path_params
+        name, tool, version = params["server"], params.get("tool"), params.get("version")
+        if version is not None and not version.isdigit():
+            return self.not_found(session, f"card version {version!r}", [pages.server_path(name)])
+        try:  # status: on the loop
+            page = pages.server_page(
+                self.proxy,
+                session.caller,
+                name,
+                version=None if version is None else int(version),
+                tool=tool,
+            )
         except pages.NotFound as exc:
-            return self.not_found(session, exc.what, [f"/console/servers/{k}" for k in exc.known])
+            return self.not_found(session, exc.what, exc.known)
+        except CartographError as exc:  # a kept version that no longer verifies
+            text = f"Version {version} of the card of {name!r} does not verify: {exc}"
+            return self.page("message.html", session, 422, title=name, text=text)
         return self.page("server.html", session, page=page)
 
     async def discover(self, request: Request, session: ConsoleSession) -> Response:
@@ -175,7 +202,7 @@ class Console:
 
     async def audit(self, request: Request, session: ConsoleSession) -> Response:
         q = request.query_params
-        filters = {key: q.get(key, "").strip() for key in ("client", "tool", "since")}
+        filters = {key: q.get(key, "").strip() for key in ("client", "tool", "since", "entry")}
         rows = await anyio.to_thread.run_sync(
             lambda: pages.audit_rows(self.proxy, session.caller, **filters)
         )
@@ -197,6 +224,22 @@ class Console:
 
     async def missing(self, request: Request, session: ConsoleSession) -> Response:
         return self.not_found(session, f"page {request.url.path!r}", [path for _, path in NAV])
+
+
+def _templates() -> Environment:
+    env = Environment(
+        loader=PackageLoader("cartograph.console", "templates"),
+        autoescape=select_autoescape(["html"]),
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.globals.update(
+        server_path=pages.server_path,
+        tool_path=pages.tool_path,
+        version_path=pages.version_path,
+        zip=zip,
+    )
+    return env
 
 
 def _int(raw: str | None, default: int, low: int, high: int) -> int:
@@ -236,6 +279,10 @@ def build_console(proxy: Proxy, access: Access, *, secure: bool = False) -> Rout
         Route("/console/logout", c.logout, methods=["POST"]),
         Route("/console", _guarded(c, c.servers), methods=["GET"]),
         Route("/console/servers/{server}", _guarded(c, c.server), methods=["GET"]),
+        Route("/console/servers/{server}/tools/{tool}", _guarded(c, c.server), methods=["GET"]),
+        Route(
+            "/console/servers/{server}/versions/{version}", _guarded(c, c.server), methods=["GET"]
+        ),
         Route("/console/discover", _guarded(c, c.discover), methods=["GET"]),
         Route("/console/audit", _guarded(c, c.audit), methods=["GET"]),
         Route("/console/quarantine", _guarded(c, c.quarantine), methods=["GET"]),

@@ -13,6 +13,7 @@ import logging
 import shlex
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
+from urllib.parse import quote
 
 from cartograph.access import ALLOW_ALL
 from cartograph.errors import CartographError
@@ -27,12 +28,27 @@ STALE_FORM = "This form has expired or did not come from this console; load it a
 
 
 class NotFound(Exception):
-    """A page for something that does not exist (or that the caller may not see)."""
+    """A page for something that does not exist (or that the caller may not see); ``known``:
+    the console paths of what does."""
 
     def __init__(self, what: str, known: list[str]) -> None:
         super().__init__(what)
         self.what = what
         self.known = known
+
+
+def server_path(server: str, *rest: str | int) -> str:
+    """The console path of a server's page, or of a tool or a kept card version under it."""
+    return "/".join(["/console/servers", *(quote(str(p), safe="") for p in (server, *rest))])
+
+
+def tool_path(server: str, tool: str) -> str:
+    return server_path(server, "tools", tool)
+
+
+def version_path(server: str, version: int, tool: str | None = None) -> str:
+    """A kept card version's page (at ``tool``'s row)."""
+    return server_path(server, "versions", version) + (f"#{quote(tool)}" if tool else "")
 
 
 def unrestricted(caller: Caller) -> bool:
@@ -53,36 +69,61 @@ class ToolRow:
 class ServerPage:
     server: str
     key_id: str | None
-    version: int | None
+    version: int | None  # the version shown
     signed_at: str | None
     generator: str | None
+    served: int | None  # the version now served (``version`` unless an older one is shown)
+    is_served: bool = True
+    tool: str | None = None  # one tool of the card, not all
     tools: list[ToolRow] = field(default_factory=list)
     snapshot_note: str | None = None
 
 
-def server_page(proxy: Proxy, caller: Caller, server: str) -> ServerPage:
-    """One server's tools: the signed card text beside the publisher text recorded at
-    attestation, and the drift state (held by the guard: the live text no longer matches)."""
+def server_page(
+    proxy: Proxy,
+    caller: Caller,
+    server: str,
+    *,
+    version: int | None = None,
+    tool: str | None = None,
+) -> ServerPage:
+    """One server's tools (or ``tool`` alone) on the served card, or on a ``version`` the card
+    history keeps: the signed card text beside the publisher text recorded at attestation, and
+    the drift state (held by the guard: the live text no longer matches the served card).
+    :class:`NotFound` for what the caller cannot see or the store does not hold."""
     proxy.catalog.refresh()
-    status = proxy.status(caller)
-    visible = {s.server for s in status.servers}
+    visible = {s.server for s in proxy.status(caller).servers}
     if server not in visible:
-        raise NotFound(f"server {server!r}", sorted(visible))
-    card = proxy.catalog.cards[server]  # with its tools (``head`` has none)
-    ref = proxy.catalog.refs[server]
+        raise NotFound(f"server {server!r}", [server_path(s) for s in sorted(visible)])
+    served = proxy.catalog.card_version(server)
+    if version is None or version == served:
+        card = proxy.catalog.cards[server]  # with its tools (``head`` has none)
+    else:
+        kept = [v.version for v in proxy.store.card_history(server)]
+        if version not in kept:
+            what = f"version {version} of the card of {server!r}"
+            raise NotFound(what, [version_path(server, v) for v in reversed(kept)])
+        card = proxy.store.read_version(server, version)  # verified; refusal: CartographError
+    names = [e.name for e in card.tools if caller.policy.permits(server, e.name)]
+    if tool is not None and tool not in names:
+        raise NotFound(f"tool {tool!r} on server {server!r}", [tool_path(server, n) for n in names])
     publisher, note = _recorded_descriptions(proxy, card)
+    current = version is None or version == served
     page = ServerPage(
         server=server,
-        key_id=ref.key_id,
-        version=proxy.catalog.card_version(server),
-        signed_at=ref.signed_at,
+        key_id=card.signature.key_id if card.signature else None,
+        version=served if version is None else version,
+        signed_at=card.signature.signed_at if card.signature else None,
         generator=card.provenance.generator,
+        served=served,
+        is_served=current,
+        tool=tool,
         snapshot_note=note,
     )
     for entry in card.tools:
-        if not caller.policy.permits(server, entry.name):
+        if entry.name not in names or tool not in (None, entry.name):
             continue
-        held = proxy.guard.held(server, entry.name)
+        held = proxy.guard.held(server, entry.name) if current else None
         props = entry.input_schema.get("properties") if isinstance(entry.input_schema, dict) else {}
         page.tools.append(
             ToolRow(
@@ -98,10 +139,13 @@ def server_page(proxy: Proxy, caller: Caller, server: str) -> ServerPage:
 
 
 def _recorded_descriptions(proxy: Proxy, card: Any) -> tuple[dict[str, str], str | None]:
-    from cartograph.rift.workspace import find_server_snapshot
+    """The publisher's tool descriptions recorded in the snapshot the card was made from (not
+    through Rift's module, which would load SciPy into the serving process)."""
+    from cartograph.upstream.snapshot import find_recorded_server
 
+    where = proxy.ws.snapshots_dir
     try:
-        snap = find_server_snapshot(proxy.ws, card)
+        snap = find_recorded_server(where, card.server, card.provenance.snapshot_hash)
     except CartographError as exc:
         return {}, str(exc)
     out = {str(t.get("name")): str(t.get("description") or "") for t in snap.tools}
@@ -118,11 +162,15 @@ class RankedRow:
     summary: str
     key_id: str | None
     version: int | None
+    usage: str = ""
+    examples: list[str] = field(default_factory=list)
+    keywords: list[str] = field(default_factory=list)
 
 
 def discover_page(proxy: Proxy, caller: Caller, task: str, k: int) -> list[RankedRow]:
     """The ranking discover gives ``caller`` for ``task``, with each channel's part of each
-    score (hybrid ranking) and the card text and key behind each tool."""
+    score (hybrid ranking) and the signed card text that ranking reads (summary, usage,
+    example tasks, ranking-only keywords) and the key and card version behind each tool."""
     allow = None if unrestricted(caller) else caller.policy.permits
     ranking = proxy.resolver.rank(task, k, allow)
     parts = _channel_parts(proxy, task, [(h.server, h.tool) for h in ranking.results])
@@ -140,6 +188,9 @@ def discover_page(proxy: Proxy, caller: Caller, task: str, k: int) -> list[Ranke
                 summary=entry.summary if entry else "",
                 key_id=ref.key_id if ref else None,
                 version=proxy.catalog.card_version(hit.server),
+                usage=entry.usage if entry else "",
+                examples=[ex.task for ex in entry.examples] if entry else [],
+                keywords=list(entry.keywords) if entry else [],
             )
         )
     return rows
@@ -170,14 +221,23 @@ def _channel_parts(
 
 
 def audit_rows(
-    proxy: Proxy, caller: Caller, *, client: str = "", tool: str = "", since: str = ""
+    proxy: Proxy,
+    caller: Caller,
+    *,
+    client: str = "",
+    tool: str = "",
+    since: str = "",
+    entry: str = "",
 ) -> list[dict[str, Any]]:
-    """The newest audit entries first, filtered; a restricted client sees only its own."""
+    """The newest audit entries first, filtered (``entry``: the one discover answer with that
+    id); a restricted client sees only its own."""
     rows = proxy.store.audit_log().read()
     own = None if unrestricted(caller) else caller.name
     out = []
     for row in reversed(rows):
         if own is not None and row.get("client") != own:
+            continue
+        if entry and row.get("id") != entry:
             continue
         if client and row.get("client") != client:
             continue

@@ -380,8 +380,15 @@ class Proxy:
         return server if configured and server in self.catalog.cards else UNKNOWN_SERVER
 
     def _offer_fields(self, client: str | None, server: str, tool: str) -> dict[str, Any]:
-        """Which discover answer of this session offered the tool, at which rank."""
+        """Which discover answer of this session offered the tool, at which rank, and the
+        version of the signed card the call was checked against (the console links both)."""
         offer = self.offers.lookup(client, server, tool)
-        if offer is None:
-            return {"undiscovered": True}
-        return {"offered_by": offer.discover_id, "rank": offer.rank}
+        fields: dict[str, Any] = (
+            {"undiscovered": True}
+            if offer is None
+            else {"offered_by": offer.discover_id, "rank": offer.rank}
+        )
+        version = self.catalog.card_version(server)  # None for a server without a card
+        if version is not None:
+            fields["card_version"] = version
+        return fields

@@ -15,7 +15,6 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -26,7 +25,7 @@ from cartograph.errors import CartographError, IndexError_, SnapshotError
 from cartograph.rift.analyze import RankScores, RiftConfig, RiftTool, analyze
 from cartograph.rift.flagged import flagged_tools
 from cartograph.rift.report import RiftReport
-from cartograph.upstream.snapshot import ServerSnapshot, load_snapshot
+from cartograph.upstream.snapshot import ServerSnapshot, find_recorded_server
 from cartograph.workspace import Workspace
 
 if TYPE_CHECKING:
@@ -150,29 +149,7 @@ def _collisions(report: RiftReport) -> dict[str, dict[str, list[str]]]:
 
 def find_server_snapshot(ws: Workspace, card: Card) -> ServerSnapshot:
     """The recorded server the card was generated from (matching snapshot hash, else newest)."""
-    files = (
-        sorted(ws.snapshots_dir.glob("*.json"), reverse=True) if ws.snapshots_dir.is_dir() else []
-    )
-    fallback: ServerSnapshot | None = None
-    for path in files:
-        try:
-            snap = load_snapshot(Path(path))
-        except SnapshotError as exc:
-            logger.warning("skipping snapshot %s: %s", path, exc)
-            continue
-        server = snap.servers.get(card.server)
-        if server is None:
-            continue
-        if card.provenance.snapshot_hash and snap.digest() == card.provenance.snapshot_hash:
-            return server
-        fallback = fallback or server
-    if fallback is None:
-        raise SnapshotError(
-            f"no snapshot in {ws.snapshots_dir} records server {card.server!r}; "
-            "run `cartograph bootstrap` for it first"
-        )
-    logger.warning("%s: no snapshot matches the card's hash; using the newest", card.server)
-    return fallback
+    return find_recorded_server(ws.snapshots_dir, card.server, card.provenance.snapshot_hash)
 
 
 def _generate(

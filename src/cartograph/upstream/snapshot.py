@@ -30,6 +30,7 @@ Two foreign formats load too: the fleet ``catalog.json`` (``{server: {"tools": [
 from __future__ import annotations
 
 import json
+import logging
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -38,6 +39,8 @@ from cartograph import clock
 from cartograph.canonical import sha256_json
 from cartograph.errors import SnapshotError
 from cartograph.files import atomic_write
+
+logger = logging.getLogger(__name__)
 
 SNAPSHOT_FORMAT = "cartograph.snapshot/1"
 
@@ -125,6 +128,36 @@ class Snapshot:
 def save_snapshot(snapshot: Snapshot, path: Path) -> Path:
     """Write ``snapshot`` atomically as JSON."""
     return atomic_write(path, json.dumps(snapshot.to_json(), indent=1, ensure_ascii=False))
+
+
+def find_recorded_server(
+    directory: Path, server: str, snapshot_hash: str | None = None
+) -> ServerSnapshot:
+    """``server`` as a snapshot file in ``directory`` recorded it: from the snapshot whose digest
+    is ``snapshot_hash`` (a card's ``provenance.snapshot_hash``), else the newest that has it.
+    :class:`SnapshotError` when none does. Light: imports nothing beyond this module (the
+    console's server page and Rift both look publisher text up here)."""
+    files = sorted(directory.glob("*.json"), reverse=True) if directory.is_dir() else []
+    fallback: ServerSnapshot | None = None
+    for path in files:
+        try:
+            snap = load_snapshot(Path(path))
+        except SnapshotError as exc:
+            logger.warning("skipping snapshot %s: %s", path, exc)
+            continue
+        found = snap.servers.get(server)
+        if found is None:
+            continue
+        if snapshot_hash and snap.digest() == snapshot_hash:
+            return found
+        fallback = fallback or found
+    if fallback is None:
+        raise SnapshotError(
+            f"no snapshot in {directory} records server {server!r}; "
+            "run `cartograph bootstrap` for it first"
+        )
+    logger.warning("%s: no snapshot matches the card's hash; using the newest", server)
+    return fallback
 
 
 def load_snapshot(path: Path) -> Snapshot:

@@ -1,11 +1,13 @@
 """What ``rift --regenerate`` does to a whole catalog: HIGH before and after, and retrieval.
 
     PYTHONPATH=src .venv/bin/python benchmarks/rift_regenerate.py [--corpus fleet]
-        [--cache /tmp/cartograph-bench/rift] [--json FILE]
+        [--grouping confusion|cosine] [--cache /tmp/cartograph-bench/rift] [--json FILE]
 
 The same steps as :func:`cartograph.rift.workspace.regenerate`, over a corpus instead of a
 workspace (no signing: a signature does not change the text Rift and discover read): cards from
-the bootstrap generator, the index (cached by card digest), Rift with the default settings, then
+the bootstrap generator, the index (cached by card digest), Rift with the settings ``cartograph
+rift`` uses by default (``RiftConfig()``; ``--grouping`` picks layer 1, each grouping with its
+own default HIGH and MEDIUM margins, as ``cartograph rift --grouping`` does), then
 every server with a flagged tool (:func:`cartograph.rift.flagged_tools`) is generated again with
 ``distinguish_from`` and the rival servers' snapshots, the index is rebuilt over the new cards,
 and Rift runs again. Retrieval before and after is discover's default method on the corpus's tune
@@ -31,6 +33,7 @@ import rift_tune
 from cartograph.generate.bootstrap.generator import generate_card, generate_cards
 from cartograph.index import ToolIndex, embed_queries
 from cartograph.rift import RiftConfig, RiftReport, analyze, flagged_tools
+from cartograph.rift.analyze import GROUPINGS
 from cartograph.rift.workspace import discover_ranker, tools_from_cards
 
 CREATED = "2026-11-30T00:00:00Z"
@@ -64,11 +67,12 @@ def main() -> None:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     ap.add_argument("--corpus", default="fleet", choices=list(rift_tune.TASKS))
+    ap.add_argument("--grouping", default=RiftConfig().grouping, choices=GROUPINGS)
     ap.add_argument("--cache", type=Path, default=Path("/tmp/cartograph-bench/rift"))
     ap.add_argument("--json", type=Path, default=None)
     args = ap.parse_args()
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
-    cfg = RiftConfig()
+    cfg = RiftConfig(grouping=args.grouping)
     snap = riftbench.load_corpus(args.corpus)
     cards = {n: g.card for n, g in generate_cards(snap, created_at=CREATED).items()}
     index, before = run(args.corpus, cards, args.cache, cfg)
@@ -93,10 +97,13 @@ def main() -> None:
         f"({time.perf_counter() - t0:.1f} s)",
         flush=True,
     )
-    index_after, after = run(f"{args.corpus}-regenerated", new_cards, args.cache, cfg)
+    # one cache per grouping: each flags other tools, so its rewritten card set differs
+    name_after = f"{args.corpus}-regenerated-{args.grouping}"
+    index_after, after = run(name_after, new_cards, args.cache, cfg)
     retrieval_after = recall(index_after, tasks)
     out = {
         "corpus": args.corpus,
+        "config": before.config,
         "flagged_tools": len(flagged),
         "servers": len(by_server),
         "before": before.summary.model_dump(),

@@ -162,14 +162,20 @@ def fleet_tools(catalog: Path) -> list[dict]:
     ]
 
 
-def blocked_set(shared: Path, repo: Path) -> Blocked:
-    """Every test-part document and query, the fleet catalog and the fleet dev queries."""
+def blocked_set(shared: Path, repo: Path, *, distractors: bool = True) -> Blocked:
+    """Every test-part document and query, the fleet catalog and the fleet dev queries.
+
+    ``distractors=False`` leaves the union's distractor registries out of the blocked documents
+    (LiveMCPBench's tools stay blocked, with their copies on those registries by name and text):
+    the filter for training pairs drawn from those registries (:func:`registry_sources`)."""
     corpus = shared / "corpus"
     docs: list[dict] = []
     queries: list[str] = []
-    for name in ("livemcpbench", "union"):
+    for name in ("livemcpbench", "union") if distractors else ("livemcpbench",):
         docs += read_jsonl(corpus / name / "tools.jsonl")
         queries += [r["query"] for r in read_jsonl(corpus / name / "queries.jsonl")]
+    if not distractors:
+        queries += [r["query"] for r in read_jsonl(corpus / "union" / "queries.jsonl")]
     docs += fleet_tools(shared / "fleet" / "catalog.json")
     # Real MCP servers block by server name too; MetaTool's and BFCL's server fields are the
     # data set's placeholder ("bfcl"), so their test parts block by tool name and text.
@@ -231,6 +237,20 @@ def training_sources(shared: Path) -> Iterable[tuple[str, list[dict], list[dict]
         tools = split_tools(name, read_jsonl(shared / "corpus" / name / "tools.jsonl"), "tune")
         rows = split_rows(name, read_jsonl(shared / "corpus" / name / "queries.jsonl"), "tune")
         yield f"{name}-tune", tools, rows
+
+
+REGISTRIES = ("toolsdk_registry", "docker_mcp_registry", "github_mcp_server", "tooluniverse")
+
+
+def registry_sources(shared: Path) -> Iterable[tuple[str, list[dict]]]:
+    """(source, tools) of the union's distractor registries: real MCP tools without queries,
+    for pairs whose queries are the tools' own bootstrap example tasks. Filter them with
+    ``blocked_set(..., distractors=False)``: the union is then no longer unseen by a model
+    trained on them (its labelled tools and their copies still are)."""
+    for name in REGISTRIES:
+        path = shared / "corpus" / name / "tools.jsonl"
+        if path.is_file():
+            yield name, read_jsonl(path)
 
 
 def lenient_rows(rows: Sequence[dict], tools: Sequence[dict]) -> list[dict]:

@@ -97,6 +97,8 @@ def build_pairs(args: argparse.Namespace) -> int:
     rows: list[dict] = []
     stats: dict[str, dict] = {}
     for source, tools, queries in protocol.training_sources(shared):
+        if ("tune" if source.endswith("-tune") else "train") not in args.sources:
+            continue
         kept = protocol.leak_filter(tools, queries, blocked)
         texts = card_texts(kept.tools)
         keys = sorted(texts)
@@ -153,6 +155,16 @@ def build_pairs(args: argparse.Namespace) -> int:
         print(f"{source}: {stats[source]}", file=sys.stderr, flush=True)
     rng.shuffle(rows)
     rows = rows[: args.max_pairs]
+    if "registry" in args.sources:
+        from registry_pairs import registry_rows
+
+        extra, extra_stats = registry_rows(
+            shared, REPO, rng, args.registry_per_tool, mine_negatives
+        )
+        rng.shuffle(extra)
+        stats.update(extra_stats)
+        rows += extra[: args.max_registry]
+        rng.shuffle(rows)
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     with out.open("w", encoding="utf-8") as fh:
@@ -164,6 +176,8 @@ def build_pairs(args: argparse.Namespace) -> int:
         "sha256": file_sha256(out),
         "sources": stats,
         "per_tool": args.per_tool,
+        "source_sets": sorted(args.sources),
+        "registry_per_tool": args.registry_per_tool,
     }
     out.with_suffix(".meta.json").write_text(json.dumps(meta, indent=1) + "\n", encoding="utf-8")
     print(json.dumps({k: meta[k] for k in ("triplets", "sha256")}), file=sys.stderr)
@@ -260,8 +274,9 @@ def train(args: argparse.Namespace) -> int:
 
 
 def export(args: argparse.Namespace) -> int:
-    from cartograph.index.onnx_export import export_int8
     from transformers import AutoModel
+
+    from cartograph.index.onnx_export import export_int8
 
     run = Path(args.run)
     dest = Path(args.dest)
@@ -349,7 +364,16 @@ def main(argv: list[str] | None = None) -> int:
     d.add_argument("--shared", default=str(REPO.parent / "shared"))
     d.add_argument("--out", required=True)
     d.add_argument("--per-tool", type=int, default=8, help="at most this many pairs per tool")
-    d.add_argument("--max-pairs", type=int, default=12800)
+    d.add_argument("--max-pairs", type=int, default=12800, help="cap on train + tune triplets")
+    d.add_argument(
+        "--sources",
+        nargs="+",
+        choices=("train", "tune", "registry"),
+        default=["train", "tune"],
+        help="corpus/train, the MetaTool/BFCL tune parts, the union's distractor registries",
+    )
+    d.add_argument("--registry-per-tool", type=int, default=2)
+    d.add_argument("--max-registry", type=int, default=6400, help="cap on registry triplets")
     t = sub.add_parser("train", help="fine-tune (resumes from RUN/checkpoints)")
     t.add_argument("--pairs", required=True)
     t.add_argument("--run", required=True)

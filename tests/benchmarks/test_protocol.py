@@ -115,3 +115,31 @@ def test_training_data_holds_no_test_document_or_query() -> None:
         assert words not in blocked_q
         for b in blocked.queries:
             assert len(words & b) / max(len(words | b), 1) < protocol.QUERY_NEAR_DUP
+
+
+@needs_corpus
+@pytest.mark.slow
+@pytest.mark.timeout(1200)
+def test_registry_pairs_hold_no_livemcpbench_or_fleet_tool() -> None:
+    """Training pairs from the union's distractor registries: LiveMCPBench's tools (the union's
+    labelled answers) and their copies, the fleet catalog and the union's tasks stay out."""
+    blocked = protocol.blocked_set(SHARED, REPO, distractors=False)
+    live = protocol.read_jsonl(SHARED / "corpus" / "livemcpbench" / "tools.jsonl")
+    fleet = protocol.fleet_tools(SHARED / "fleet" / "catalog.json")
+    assert {protocol.norm_name(t["tool"]) for t in live + fleet} <= blocked.tool_names
+    union_tasks = protocol.read_jsonl(SHARED / "corpus" / "union" / "queries.jsonl")
+    assert {protocol.word_set(q["query"]) for q in union_tasks} <= set(blocked.queries)
+    kept = []
+    for _source, tools in protocol.registry_sources(SHARED):
+        kept += protocol.leak_filter(tools, [], blocked).tools
+    assert len(kept) > 5000
+    live_servers = {protocol.norm_name(t["server"]) for t in live}
+    for t in kept:
+        assert protocol.norm_name(t["tool"]) not in blocked.tool_names
+        assert protocol.norm_name(t["server"]) not in live_servers
+    live_words = [protocol.word_set(t["description"] or "") for t in live]
+    for t in random.Random(1).sample(kept, 200):
+        words = protocol.word_set(t.get("description") or "")
+        for d in live_words:
+            if len(d) > 2:
+                assert len(words & d) / max(len(words | d), 1) < protocol.NEAR_DUP, t

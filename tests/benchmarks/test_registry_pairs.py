@@ -1,4 +1,4 @@
-"""scripts/registry_pairs.py: the example tasks that train on the distractor registries."""
+"""benchmarks/registry_pairs.py: the example tasks that train on the distractor registries."""
 
 from __future__ import annotations
 
@@ -8,7 +8,6 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "benchmarks"))
-sys.path.insert(0, str(REPO / "scripts"))
 
 from registry_pairs import _without_server, registry_cards  # noqa: E402
 

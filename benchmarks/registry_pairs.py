@@ -1,5 +1,5 @@
-"""Training triplets from the union's distractor registries (``scripts/train_encoder.py data
---sources registry``).
+"""Training triplets from the union's distractor registries, beside the protocol that filters them
+(used by ``scripts/train_encoder.py data --sources registry``).
 
 Those registries hold real MCP tools (toolsdk, Docker's catalog, GitHub's server, ToolUniverse)
 but no queries. Each tool kept by the leakage filter gets a bootstrap card as a workspace would

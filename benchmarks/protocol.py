@@ -171,11 +171,10 @@ def blocked_set(shared: Path, repo: Path, *, distractors: bool = True) -> Blocke
     corpus = shared / "corpus"
     docs: list[dict] = []
     queries: list[str] = []
-    for name in ("livemcpbench", "union") if distractors else ("livemcpbench",):
-        docs += read_jsonl(corpus / name / "tools.jsonl")
+    for name in ("livemcpbench", "union"):
+        if distractors or name == "livemcpbench":
+            docs += read_jsonl(corpus / name / "tools.jsonl")
         queries += [r["query"] for r in read_jsonl(corpus / name / "queries.jsonl")]
-    if not distractors:
-        queries += [r["query"] for r in read_jsonl(corpus / "union" / "queries.jsonl")]
     docs += fleet_tools(shared / "fleet" / "catalog.json")
     # Real MCP servers block by server name too; MetaTool's and BFCL's server fields are the
     # data set's placeholder ("bfcl"), so their test parts block by tool name and text.

@@ -19,8 +19,9 @@ from collections import defaultdict
 from pathlib import Path
 
 
-def registry_cards(tools: list[dict]):
-    """``{(server, tool): (dense text, pseudo-queries)}`` from bootstrap cards of ``tools``."""
+def bootstrap_texts(tools: list[dict]) -> dict[tuple[str, str], tuple[str, list[str]]]:
+    """``{(server, tool): (dense text, pseudo-queries)}`` from bootstrap cards of ``tools``, made
+    as a workspace makes them (also the document text of every other training source)."""
     from cartograph.generate.bootstrap.generator import generate_cards
     from cartograph.index.adapt import pseudo_queries
     from cartograph.index.documents import tool_document
@@ -63,7 +64,7 @@ def registry_rows(shared: Path, repo: Path, rng: random.Random, per_tool: int, m
     stats: dict[str, dict] = {}
     for source, tools in protocol.registry_sources(shared):
         kept = protocol.leak_filter(tools, [], blocked)
-        cards = registry_cards(kept.tools)
+        cards = bootstrap_texts(kept.tools)
         keys = sorted(cards)
         near = mine(keys, [cards[k][0] for k in keys])
         by_server: dict[str, list[int]] = defaultdict(list)

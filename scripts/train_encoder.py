@@ -54,22 +54,9 @@ def file_sha256(path: Path) -> str:
 
 def card_texts(tools: list[dict]) -> dict[tuple[str, str], str]:
     """The dense document text of every tool, from bootstrap cards made as a workspace does."""
-    from cartograph.generate.bootstrap.generator import generate_cards
-    from cartograph.index.documents import tool_document
-    from cartograph.upstream.snapshot import ServerSnapshot, Snapshot
+    from registry_pairs import bootstrap_texts
 
-    by_server: dict[str, list[dict]] = defaultdict(list)
-    for t in tools:
-        entry = {"name": t["tool"], "description": t.get("description") or ""}
-        schema = t.get("input_schema")
-        entry["inputSchema"] = schema if isinstance(schema, dict) else {"type": "object"}
-        by_server[t["server"]].append(entry)
-    snap = Snapshot(servers={s: ServerSnapshot(name=s, tools=ts) for s, ts in by_server.items()})
-    out = {}
-    for server, generated in generate_cards(snap).items():
-        for entry in generated.card.tools:
-            out[(server, entry.name)] = tool_document(generated.card, entry).dense
-    return out
+    return {key: dense for key, (dense, _queries) in bootstrap_texts(tools).items()}
 
 
 def mine_negatives(keys: list[tuple[str, str]], texts: list[str], top: int = 6) -> list[list[int]]:

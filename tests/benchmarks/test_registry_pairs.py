@@ -9,7 +9,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "benchmarks"))
 
-from registry_pairs import _without_server, registry_cards  # noqa: E402
+from registry_pairs import _without_server, bootstrap_texts  # noqa: E402
 
 
 def test_only_a_trailing_product_name_is_dropped() -> None:
@@ -20,7 +20,7 @@ def test_only_a_trailing_product_name_is_dropped() -> None:
     assert kept == {"Find the files in the current folder"}
 
 
-def test_registry_cards_give_the_index_text_and_user_tasks() -> None:
+def test_bootstrap_texts_give_the_index_text_and_user_tasks() -> None:
     tools = [
         {"server": "acme-tasks", "tool": "list_requests", "description": "List all requests."},
         {
@@ -30,7 +30,7 @@ def test_registry_cards_give_the_index_text_and_user_tasks() -> None:
             "input_schema": {"type": "object", "properties": {"taskId": {"type": "string"}}},
         },
     ]
-    cards = registry_cards(tools)
+    cards = bootstrap_texts(tools)
     assert set(cards) == {("acme-tasks", "list_requests"), ("acme-tasks", "mark_task_done")}
     dense, queries = cards[("acme-tasks", "mark_task_done")]
     assert "mark task done" in dense.lower()

@@ -78,6 +78,10 @@ VARIANTS: dict[str, RiftConfig] = {
     "confusion-cap0.65": replace(DEFAULT, confusion_cap=0.65),
     "confusion-2styles": replace(DEFAULT, graph_styles=("task", "schema")),
     "confusion-m0.15": replace(DEFAULT, margin_thresholds=MarginThresholds(0.0, 0.15)),
+    "confusion-h0.05": replace(DEFAULT, margin_thresholds=MarginThresholds(0.05, 0.20)),
+    "confusion-h-0.03": replace(DEFAULT, margin_thresholds=MarginThresholds(-0.03, 0.20)),
+    "confusion-h-0.05": replace(DEFAULT, margin_thresholds=MarginThresholds(-0.05, 0.20)),
+    "confusion-h-0.1": replace(DEFAULT, margin_thresholds=MarginThresholds(-0.1, 0.20)),
     "confusion-no-margin": replace(DEFAULT, use_margin=False),
 }
 

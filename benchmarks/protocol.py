@@ -14,6 +14,10 @@ Splits (seed :data:`SEED`, decided once, never re-drawn):
   part's ``live`` queries.
 * LiveMCPBench and the 9.6k union: **test only** (no tune part).
 * The fleet dev set: tune only (choices are made on it; it is reported as "dev", never as test).
+* The fleet held-out set (``benchmarks/queries/fleet_heldout.jsonl``, written on 2026-12-05
+  from the publisher's catalog alone, blind to the cards, the code and the other query sets):
+  split **by server** (the relevant tool's), same rule with ``fleet-heldout`` in the key, into
+  ``fleet-heldout-tune`` and ``fleet-heldout-test``; tasks with no query are skipped.
 
 The union is scored strict (only the labelled tools) and lenient: lenient also counts a tool of
 another registry whose normalised name (:func:`norm_name`) equals a labelled tool's and whose
@@ -92,6 +96,19 @@ def split_rows(dataset: str, rows: Sequence[dict], part: str) -> list[dict]:
 def split_tools(dataset: str, tools: Sequence[dict], part: str) -> list[dict]:
     kind, key_of = _split_key(dataset)
     return [t for t in tools if part_of(kind, key_of(t["server"], t["tool"])) == part]
+
+
+HELDOUT = "fleet_heldout.jsonl"
+
+
+def heldout_rows(rows: Sequence[dict], part: str) -> list[dict]:
+    """The fleet held-out tasks whose relevant tools' servers all fall in ``part``."""
+    out = []
+    for r in rows:
+        servers = {s for s, _ in r.get("relevant") or []}
+        if r.get("query") and servers and {part_of("fleet-heldout", s) for s in servers} == {part}:
+            out.append(r)
+    return out
 
 
 def metatool_test_sample(rows: Sequence[dict]) -> list[dict]:
@@ -183,7 +200,9 @@ def blocked_set(shared: Path, repo: Path, *, distractors: bool = True) -> Blocke
         docs += split_tools(name, read_jsonl(corpus / name / "tools.jsonl"), "test")
         rows = read_jsonl(corpus / name / "queries.jsonl")
         queries += [r["query"] for r in split_rows(name, rows, "test")]
-    queries += [r["query"] for r in read_jsonl(repo / "benchmarks" / "queries" / "fleet_dev.jsonl")]
+    for name in ("fleet_dev.jsonl", HELDOUT):
+        path = repo / "benchmarks" / "queries" / name
+        queries += [r["query"] for r in read_jsonl(path) if r.get("query")]
     return Blocked(
         tool_names=frozenset(norm_name(d["tool"]) for d in docs) - {""},
         server_names=servers,

@@ -48,8 +48,15 @@ REPO = Path(__file__).resolve().parents[1]
 DATASETS = ("livemcpbench", "union", "bfcl-live", "metatool", "fleet")
 # The honest protocol's parts (benchmarks/protocol.py): choose on tune parts and the fleet dev
 # set, report test parts.
-TEST_PARTS = ("livemcpbench", "union", "union-lenient", "bfcl-live-test", "metatool-test")
-TUNE_PARTS = ("bfcl-live-tune", "metatool-tune", "fleet")
+TEST_PARTS = (
+    "livemcpbench",
+    "union",
+    "union-lenient",
+    "bfcl-live-test",
+    "metatool-test",
+    "fleet-heldout-test",
+)
+TUNE_PARTS = ("bfcl-live-tune", "metatool-tune", "fleet", "fleet-heldout-tune")
 ALL_SETS = tuple(dict.fromkeys(DATASETS + TEST_PARTS + TUNE_PARTS))
 METATOOL_SAMPLE = 1000
 
@@ -58,6 +65,9 @@ def dataset_files(name: str) -> tuple[Path, Path]:
     root = shared_dir()
     if name == "fleet":
         return root / "fleet" / "catalog.json", REPO / "benchmarks" / "queries" / "fleet_dev.jsonl"
+    if name.startswith("fleet-heldout"):
+        heldout = REPO / "benchmarks" / "queries" / "fleet_heldout.jsonl"
+        return root / "fleet" / "catalog.json", heldout
     folder = name.split("-")[0]
     return root / "corpus" / folder / "tools.jsonl", root / "corpus" / folder / "queries.jsonl"
 
@@ -74,6 +84,8 @@ def part_queries(name: str, path: Path) -> list[EvalQuery]:
     elif name == "metatool-tune":
         tune = protocol.split_rows("metatool", rows, "tune")
         rows = random.Random(protocol.SEED).sample(tune, min(METATOOL_SAMPLE, len(tune)))
+    elif name.startswith("fleet-heldout-"):
+        rows = protocol.heldout_rows(rows, name.rsplit("-", 1)[1])
     elif name == "union-lenient":
         rows = protocol.lenient_rows(rows, protocol.read_jsonl(path.with_name("tools.jsonl")))
     rows = [r for r in rows if r.get("relevant")]  # unlabelled tasks are skipped, as elsewhere
@@ -81,7 +93,7 @@ def part_queries(name: str, path: Path) -> list[EvalQuery]:
 
 
 def dataset_queries(name: str, path: Path) -> list[EvalQuery]:
-    if name in TEST_PARTS[2:] or name in TUNE_PARTS[:2]:
+    if name in TEST_PARTS[2:] or name in TUNE_PARTS[:2] or name.startswith("fleet-heldout"):
         return part_queries(name, path)
     if name == "bfcl-live":
         rows = [json.loads(line) for line in path.open(encoding="utf-8") if line.strip()]

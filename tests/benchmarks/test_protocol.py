@@ -143,3 +143,26 @@ def test_registry_pairs_hold_no_livemcpbench_or_fleet_tool() -> None:
         for d in live_words:
             if len(d) > 2:
                 assert len(words & d) / max(len(words | d), 1) < protocol.NEAR_DUP, t
+
+
+def test_the_fleet_heldout_set_splits_by_server_into_two_disjoint_parts() -> None:
+    rows = protocol.read_jsonl(REPO / "benchmarks" / "queries" / protocol.HELDOUT)
+    tune, test = protocol.heldout_rows(rows, "tune"), protocol.heldout_rows(rows, "test")
+    assert len(tune) >= 40 and len(test) >= 40
+    assert len(tune) + len(test) == len(rows)  # one relevant tool each: no task straddles
+    tune_servers = {s for r in tune for s, _ in r["relevant"]}
+    test_servers = {s for r in test for s, _ in r["relevant"]}
+    assert tune_servers and test_servers and tune_servers.isdisjoint(test_servers)
+    assert protocol.heldout_rows(rows, "tune") == tune  # seeded, not re-drawn
+
+
+@pytest.mark.skipif(
+    not (SHARED / "fleet" / "catalog.json").is_file(), reason="no shared fleet beside the checkout"
+)
+def test_every_fleet_heldout_label_names_a_catalog_tool() -> None:
+    tools = protocol.fleet_tools(SHARED / "fleet" / "catalog.json")
+    have = {(t["server"], t["tool"]) for t in tools}
+    for r in protocol.read_jsonl(REPO / "benchmarks" / "queries" / protocol.HELDOUT):
+        assert r["query"].strip(), r["id"]
+        for pair in [*r["relevant"], *r.get("acceptable", [])]:
+            assert tuple(pair) in have, (r["id"], pair)

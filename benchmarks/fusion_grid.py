@@ -2,10 +2,11 @@
 
 Each data set's evidence (dense tool cosines, BM25, per-step cosines, server cosines) is
 computed once with the real cards and embedder (``benchmarks/retrieval.py``'s ``prepare``),
-then every variant re-ranks it: the shipped score fusion over a grid of weights, and the
-reciprocal-rank fusion it replaced (k = 60, dense 1, BM25 1.5, steps 1, server 0.5 on the top 8
-servers) as the baseline. Rows are sorted by the mean R@5 over the sets, so a weight that only
-wins on one set does not come first. The last row is an upper bound: the share of queries that
+then every variant re-ranks it: the shipped fitted fusion (``benchmarks/fusion_fit.py``), the
+hand-set score fusion it replaced over a grid of weights, and the reciprocal-rank fusion before
+that (k = 60, dense 1, BM25 1.5, steps 1, server 0.5 on the top 8 servers) as the baseline.
+Rows are sorted by the mean R@5 over the sets, so a weight that only wins on one set does not
+come first. The last row is an upper bound: the share of queries that
 any one channel alone (hybrid, dense, BM25, one step) finds in its top 5.
 
     .venv/bin/python benchmarks/fusion_grid.py [--datasets ... | --parts tune] [--embedder SPEC]
@@ -25,7 +26,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from cartograph.index import load_embedder
-from cartograph.index.methods import Evidence, HybridParams, hybrid_scores
+from cartograph.index.methods import HAND_SET, Evidence, HybridParams, hybrid_scores
 from retrieval import ALL_SETS, DATASETS, TUNE_PARTS, prepare, shared_dir
 
 Scorer = Callable[[Evidence], np.ndarray]
@@ -116,12 +117,13 @@ def variants() -> dict[str, Scorer]:
         "bm25 only": lambda ev: ev.bm25.astype(np.float64),
         "rank fusion (before)": rank_fusion,
     }
+    out["fitted fusion (shipped, benchmarks/fusion_fit.py)"] = lambda ev: hybrid_scores(ev)
     for bm25, steps, server in itertools.product(
         (0.75, 1.0, 1.5, 2.25, 3.0, 4.5, 6.0, 7.5), (0.0, 0.5, 1.0), (0.0, 0.15, 0.3)
     ):
-        p = HybridParams(w_bm25=bm25, w_steps=steps, w_server=server)
-        shipped = " (shipped)" if p == HybridParams() else ""
-        out[f"score fusion bm25 {bm25} steps {steps} server {server}{shipped}"] = lambda ev, p=p: (
+        p = HybridParams.hand_set(w_bm25=bm25, w_steps=steps, w_server=server)
+        before = " (hand-set default before)" if p == HAND_SET else ""
+        out[f"score fusion bm25 {bm25} steps {steps} server {server}{before}"] = lambda ev, p=p: (
             hybrid_scores(ev, p)
         )
     return out
@@ -151,7 +153,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     print("| " + " | ".join(head) + " |")
     print("|" + "---|" * len(head))
     ranked = sorted(results, key=lambda r: -r[0])
-    fixed = [r for r in ranked if "score fusion" not in r[1] or "(shipped)" in r[1]]
+    fixed = [r for r in ranked if "score fusion" not in r[1] or "(hand-set" in r[1]]
     names = {r[1] for r in ranked[: args.top]}
     shown = [*ranked[: args.top], *(r for r in fixed if r[1] not in names)]
     oracle = [oracle_recall(rows) for rows in data.values()]

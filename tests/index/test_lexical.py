@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from cartograph.index.lexical import Lexical, jaccard_scores, token_set, tokenize
 
@@ -29,6 +30,14 @@ def test_bm25_ranks_the_matching_document_first_and_survives_save(tmp_path):
     assert files and all(p.suffix in {".json", ".npy"} for p in files)
     again = Lexical.load(tmp_path / "bm25")
     assert np.array_equal(again.scores("pull requests"), lex.scores("pull requests"))
+
+
+def test_coverage_is_the_share_of_the_querys_indexed_words_a_document_holds():
+    lex = Lexical.build(["send an email message", "email inbox search", "weather forecast"])
+    # "email" and "search" are indexed, "zebra" is not and does not count
+    assert lex.coverage("search my email zebra").tolist() == pytest.approx([0.5, 1.0, 0.0])
+    assert lex.coverage("email email").tolist() == pytest.approx([1.0, 1.0, 0.0])
+    assert lex.coverage("zebra").tolist() == [0.0, 0.0, 0.0]
 
 
 def test_jaccard_is_overlap_over_union():

@@ -6,8 +6,11 @@ import numpy as np
 import pytest
 
 from cartograph.index.methods import (
+    HAND_SET,
     Evidence,
+    HybridParams,
     cosine_stats,
+    hybrid_parts,
     hybrid_scores,
     stage_one_width,
     two_stage_scores,
@@ -28,9 +31,10 @@ def test_stage_one_width_follows_the_paper(k, m, n, expected):
     assert stage_one_width(k, m, n) == expected
 
 
-def _evidence(tool_cos, centroid_cos, tool_server, bm25=None, server_cos=None):
+def _evidence(tool_cos, centroid_cos, tool_server, bm25=None, server_cos=None, coverage=None):
     tool_cos = np.asarray(tool_cos, dtype=np.float32)
     return Evidence(
+        coverage=None if coverage is None else np.asarray(coverage, dtype=np.float32),
         tool_cos=tool_cos,
         centroid_cos=np.asarray(centroid_cos, dtype=np.float32),
         server_cos=np.asarray(server_cos if server_cos is not None else centroid_cos, np.float32),
@@ -53,9 +57,56 @@ def test_two_stage_ranks_tools_of_the_chosen_servers_first():
 def test_hybrid_lets_lexical_evidence_lift_a_tool():
     tool_cos = [0.50, 0.49, 0.10, 0.05]
     ev_dense = _evidence(tool_cos, [0.5, 0.1], [0, 0, 1, 1])
-    ev_lex = _evidence(tool_cos, [0.5, 0.1], [0, 0, 1, 1], bm25=[0.0, 3.0, 0.0, 0.0])
+    ev_lex = _evidence(tool_cos, [0.5, 0.1], [0, 0, 1, 1], bm25=[0.0, 12.0, 0.0, 0.0])
     assert int(np.argmax(hybrid_scores(ev_dense))) == 0
     assert int(np.argmax(hybrid_scores(ev_lex))) == 1
+    assert int(np.argmax(hybrid_scores(ev_lex, HAND_SET))) == 1
+
+
+def test_a_weak_best_lexical_match_does_not_outweigh_the_dense_leader():
+    # The best BM25 is a single common word (max 1.5 < 4): the fitted fusion lets dense lead,
+    # where the hand-set one (which only sees BM25 relative to its max) lets the word decide.
+    rng = np.random.default_rng(3)
+    tool_cos = np.concatenate([[0.8, 0.55], rng.uniform(0.0, 0.5, 100)])
+    bm25 = np.zeros(102)
+    bm25[1] = 1.5
+    ev = _evidence(tool_cos, [0.5, 0.1], [0] * 51 + [1] * 51, bm25=bm25)
+    assert int(np.argmax(hybrid_scores(ev))) == 0
+    assert int(np.argmax(hybrid_scores(ev, HAND_SET))) == 1
+
+
+def test_coverage_prefers_the_tool_that_holds_more_of_the_request():
+    # Two tools alike on every channel but coverage: the one holding both query words wins.
+    tool_cos = [0.40, 0.40, 0.1, 0.1]
+    bm25 = [9.0, 9.0, 0.0, 0.0]
+    base = _evidence(tool_cos, [0.5, 0.1], [0, 0, 1, 1], bm25=bm25)
+    ev = replace(base, coverage=np.asarray([0.5, 1.0, 0.0, 0.0], dtype=np.float32))
+    parts = hybrid_parts(ev)
+    assert parts["coverage"][1] > parts["coverage"][0] > 0
+    assert int(np.argmax(hybrid_scores(ev))) == 1
+    assert "coverage" not in hybrid_parts(base)  # no coverage evidence: no term
+
+
+def test_hand_set_params_are_the_formula_used_before():
+    rng = np.random.default_rng(4)
+    tool_cos = rng.uniform(0.0, 0.8, 60).astype(np.float32)
+    bm25 = np.where(rng.random(60) < 0.3, rng.uniform(0.5, 9.0, 60), 0.0)
+    servers = [i // 10 for i in range(60)]
+    ev = _evidence(tool_cos, rng.uniform(0, 1, 6), servers, bm25=bm25, coverage=rng.random(60))
+    z = (tool_cos - tool_cos.mean()) / tool_cos.std()
+    srv = np.maximum(ev.server_cos, [tool_cos[i * 10 : i * 10 + 10].max() for i in range(6)])
+    zs = (srv - srv.mean()) / srv.std()
+    want = z + 4.5 * bm25 / bm25.max() + 0.15 * zs[np.asarray(servers)]
+    assert np.allclose(hybrid_scores(ev, HAND_SET), want, atol=1e-5)
+    assert HybridParams.hand_set(4.5, 0.5, 0.15) == HAND_SET
+
+
+def test_rank_terms_reward_the_head_of_each_list_and_skip_unmatched_tools():
+    tool_cos = [0.9, 0.5, 0.4, 0.3]
+    ev = _evidence(tool_cos, [0.5, 0.1], [0, 0, 1, 1], bm25=[0.0, 0.0, 6.0, 0.0])
+    only_ranks = HybridParams(0.0, 0.0, 0.0, 1.0, 1.0, 0.0)
+    rank = hybrid_parts(ev, only_ranks)["rank"]
+    assert rank.tolist() == pytest.approx([1.0, 0.5, 1 / 3 + 1.0, 0.25])
 
 
 def test_hybrid_keeps_a_confident_dense_margin_that_rank_fusion_would_flatten():

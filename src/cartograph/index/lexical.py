@@ -131,6 +131,18 @@ class Lexical:
             out[self._indices[start:end]] += self._data[start:end]  # rows are distinct
         return out
 
+    def coverage(self, query: str) -> np.ndarray:
+        """Per document, the share of the query's distinct indexed tokens that it holds (zeros
+        when the index knows none of them): how much of the request a tool's text speaks to,
+        which BM25's saturating, idf-weighted sum does not show."""
+        out = np.zeros(self._num_docs, dtype=np.float32)
+        known = [c for c in {self._vocab.get(t) for t in tokenize(query)} if c is not None]
+        known = [c for c in known if c + 1 < len(self._indptr)]
+        for column in known:
+            start, end = int(self._indptr[column]), int(self._indptr[column + 1])
+            out[self._indices[start:end]] += 1.0
+        return out / len(known) if known else out
+
     def save(self, directory: Path) -> list[Path]:
         """Write the index in bm25s's file layout and return the paths."""
         directory.mkdir(parents=True, exist_ok=True)

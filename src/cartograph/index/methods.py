@@ -10,7 +10,7 @@ rank the tools they keep above all others; the rest follow in flat cosine order.
 * ``bm25``       BM25 over the card text.
 * ``jaccard``    Jaccard of query tokens vs card tokens (the paper's keyword baseline).
 * ``random``     a seeded shuffle (eval reports its expected values instead).
-* ``hybrid``     score fusion of dense, BM25, query steps and servers, see :func:`hybrid_scores`.
+* ``hybrid``     learned score fusion of dense and lexical evidence, see :func:`hybrid_scores`.
 """
 
 from __future__ import annotations
@@ -43,6 +43,7 @@ class Evidence:
     step_stats: list[tuple[float, float]] | None = None  # the same per step row
     """Given by a store whose ``tool_cos`` holds only the nearest tools (see cosine_stats);
     None when ``tool_cos`` is complete and its own statistics are exact."""
+    coverage: np.ndarray | None = None  # (n,) share of the query's indexed words each tool holds
 
 
 def stage_one_width(k: int, n_servers: int, n_tools: int) -> int:
@@ -73,24 +74,47 @@ def _server_max(values: np.ndarray, tool_server: np.ndarray, n_servers: int) -> 
 
 @dataclass(frozen=True)
 class HybridParams:
-    """Weights of :func:`hybrid_scores` (see docs/benchmarks.md for how they were chosen).
+    """Weights of :func:`hybrid_scores` (docs/benchmarks.md says how they were chosen).
 
-    Checked as a grid over all five benchmark sets at once (LiveMCPBench, the 9.6k union, BFCL
-    live, MetaTool, the fleet); these sit in the middle of the plateau of the mean R@5, not on
-    one set's peak.
+    The defaults were fitted by ``benchmarks/fusion_fit.py`` (pairwise logistic regression,
+    L2 C = 1, each set weighted alike) on the protocol's tune parts and the fleet dev set, with
+    the stock MiniLM and the shipped cards. ``w_bm25`` is negative because the BM25 term is
+    ``bm25 / max(bm25) * (w_bm25 + w_bm25_strength * ln(1 + max(bm25)))``: lexical evidence
+    counts for a query whose best BM25 match is strong (max above ``e^1.61 - 1`` = 4.0) and
+    against one whose best match is a weak, common word. The rank terms give the head of each
+    list a bonus that z-scores flatten; coverage is the share of the query's indexed words a
+    tool's text holds, which BM25's saturating sum does not see. ``w_steps`` and ``w_server``
+    (the per-step and server channels of the hand-set fusion before it) took no weight when
+    fitted with the rest and stay 0.
     """
 
-    w_bm25: float = 4.5
-    w_steps: float = 0.5
-    w_server: float = 0.15
+    w_dense: float = 0.896
+    w_bm25: float = -7.871
+    w_bm25_strength: float = 4.89
+    w_dense_rank: float = 0.764
+    w_bm25_rank: float = 0.625
+    w_coverage: float = 4.007
+    w_steps: float = 0.0
+    w_server: float = 0.0
 
+    @classmethod
+    def hand_set(cls, w_bm25: float, w_steps: float, w_server: float) -> HybridParams:
+        """The hand-set fusion used until 2026-12-05: ``z(dense) + w_bm25 * bm25 / max(bm25)
+        + w_steps * max_step z(step) + w_server * z(server)`` (fusion_grid's variants)."""
+        return cls(1.0, w_bm25, 0.0, 0.0, 0.0, 0.0, w_steps, w_server)
+
+
+HAND_SET = HybridParams.hand_set(w_bm25=4.5, w_steps=0.5, w_server=0.15)
+"""The hand-set fusion that was the default before the fitted one (kept for comparison)."""
 
 HYBRID_BY_MODEL: dict[str, HybridParams] = {
     # benchmarks/fusion_grid.py --parts tune --embedder minilm-tools (2026-12-03): the trained
     # encoder's dense channel is stronger, so the best mean R@5 over the tune parts and the fleet
     # dev set (0.888, a plateau) puts far less weight on BM25; among the plateau the highest mean
     # R@1 that keeps the steps and server channels (docs/benchmarks.md)
-    "cartograph/minilm-tools@c3a19581ca9e": HybridParams(w_bm25=0.75, w_steps=0.5, w_server=0.3),
+    "cartograph/minilm-tools@c3a19581ca9e": HybridParams.hand_set(
+        w_bm25=0.75, w_steps=0.5, w_server=0.3
+    ),
 }
 """Fusion weights chosen for one embedding model (by exact weights); others get the defaults."""
 
@@ -122,14 +146,15 @@ def cosine_stats(moments: tuple[np.ndarray, np.ndarray], q: np.ndarray) -> tuple
 
 
 def hybrid_scores(ev: Evidence, p: HybridParams | None = None) -> np.ndarray:
-    """Score-level fusion of dense cosine, BM25, the query's steps and the tool's server.
+    """Score-level fusion of the query's dense and lexical evidence (the sum of
+    :func:`hybrid_parts`).
 
-    ``z(dense) + w_bm25 * bm25 / max(bm25) + w_steps * max_step z(step) + w_server *
-    z(server)``, where ``z`` standardises a query's cosines over all tools (or all servers), so
-    a confident dense match keeps its margin instead of being flattened to a rank. The server
-    evidence is the larger of a server's document cosine and its best tool cosine. Tools that
-    share no token with the query get no BM25 term. Measured against reciprocal-rank fusion of
-    the same evidence, this raised the mean R@5 of the five benchmark sets from 0.70 to 0.75.
+    ``w_dense * z(dense) + bm25 / max(bm25) * (w_bm25 + w_bm25_strength * ln(1 + max(bm25)))
+    + w_dense_rank / (1 + dense rank) + w_bm25_rank / (1 + BM25 rank) + w_coverage * coverage``
+    (and, where weighted, ``w_steps * max_step z(step) + w_server * z(server)``), where ``z``
+    standardises a query's cosines over all tools so a confident dense match keeps its margin,
+    ranks count from 0 and a tool that shares no indexed word with the query gets no lexical
+    term. See :class:`HybridParams` for how the weights were fitted.
     """
     parts = hybrid_parts(ev, p)
     score = parts.pop("dense")
@@ -138,15 +163,32 @@ def hybrid_scores(ev: Evidence, p: HybridParams | None = None) -> np.ndarray:
     return score
 
 
+def _reciprocal_rank(values: np.ndarray) -> np.ndarray:
+    """``1 / (1 + rank)`` of each value in descending order (rank 0 = the highest)."""
+    order = np.argsort(-values, kind="stable")
+    out = np.empty(len(values), dtype=np.float64)
+    out[order] = 1.0 / np.arange(1, len(values) + 1)
+    return out
+
+
 def hybrid_parts(ev: Evidence, p: HybridParams | None = None) -> dict[str, np.ndarray]:
-    """The terms of :func:`hybrid_scores`, by channel (``dense``, and ``bm25``, ``steps``,
-    ``server`` where they apply): what each contributed to each tool's score (the console's
-    discover playground shows them)."""
+    """The terms of :func:`hybrid_scores`, by channel (``dense``, and ``bm25``, ``rank``,
+    ``coverage``, ``steps``, ``server`` where they apply): what each contributed to each tool's
+    score (the console's discover playground shows them)."""
     p = p or HybridParams()
-    parts = {"dense": _standardise(ev.tool_cos, ev.dense_stats)}
+    parts = {"dense": p.w_dense * _standardise(ev.tool_cos, ev.dense_stats)}
     top = float(ev.bm25.max()) if len(ev.bm25) else 0.0
+    rank = p.w_dense_rank * _reciprocal_rank(ev.tool_cos) if p.w_dense_rank else None
     if top > 0:
-        parts["bm25"] = p.w_bm25 * (ev.bm25.astype(np.float64) / top)
+        lexical = ev.bm25.astype(np.float64) / top
+        parts["bm25"] = lexical * (p.w_bm25 + p.w_bm25_strength * math.log1p(top))
+        if p.w_bm25_rank:
+            matched = p.w_bm25_rank * np.where(lexical > 0, _reciprocal_rank(lexical), 0.0)
+            rank = matched if rank is None else rank + matched
+    if rank is not None:
+        parts["rank"] = rank
+    if p.w_coverage and ev.coverage is not None and top > 0:
+        parts["coverage"] = p.w_coverage * ev.coverage.astype(np.float64)
     if p.w_steps > 0 and ev.step_cos is not None and len(ev.step_cos):
         stats = ev.step_stats or [None] * len(ev.step_cos)
         parts["steps"] = p.w_steps * np.max(

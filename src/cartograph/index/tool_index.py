@@ -290,6 +290,7 @@ class ToolIndex:
             centroid_cos=self.centroids @ q,
             server_cos=self.server_vectors @ q,
             bm25=self.lexical.scores(query),
+            coverage=self.lexical.coverage(query),
             tool_server=self.tool_server,
             n_servers=len(self.servers),
             dense_stats=stats[0] if stats else None,
@@ -337,13 +338,16 @@ class ToolIndex:
         if method == "bm25":
             return self.lexical.scores(words).astype(np.float64), None
         if query_vec is None:
-            query_vec, step_vecs = self.query_vectors(query, steps=method == "hybrid")
+            steps = method == "hybrid" and self.hybrid_params.w_steps > 0
+            query_vec, step_vecs = self.query_vectors(query, steps=steps)
         if method == "flat":
             cosines = self.vectors.cosine(query_vec)
             return cosines.astype(np.float64), cosines
         evidence = self.evidence(query, query_vec, step_vecs)
         if keywords:
-            evidence = replace(evidence, bm25=self.lexical.scores(words))
+            evidence = replace(
+                evidence, bm25=self.lexical.scores(words), coverage=self.lexical.coverage(words)
+            )
         if method == "two-stage":
             return two_stage_scores(evidence, k).astype(np.float64), evidence.tool_cos
         return hybrid_scores(evidence, self.hybrid_params), evidence.tool_cos

@@ -77,7 +77,8 @@ def _hand_graph(home: Path) -> tuple[list[tuple[str, str]], dict[tuple[int, int]
     qv = embed_queries(index.embedder, texts)
     edges: dict[tuple[int, int], float] = {}
     for a, text in enumerate(texts):
-        scores = index.scores(text, "hybrid", query_vec=qv[a]) * float((v @ qv[a]).std())
+        spread = float((v @ qv[a]).std()) / index.hybrid_params.w_dense
+        scores = index.scores(text, "hybrid", query_vec=qv[a]) * spread
         for b in range(len(texts)):
             margin = float(scores[a] - scores[b])
             if b != a and margin < 0.20:

@@ -105,9 +105,10 @@ def test_default_margins_are_discovers_own_scores_in_cosine_units(
         for k, lab in enumerate(labels):
             query = cluster.queries[lab]
             qv = embed_queries(index.embedder, [query])[0]
-            # what discover ranks by (hybrid, one step), scaled by the query's cosine spread
+            # what discover ranks by (hybrid, one step), per unit of dense weight, scaled by the
+            # query's cosine spread
             scores = index.scores(query, "hybrid", query_vec=qv) * float(
-                (index.tool_vectors @ qv).std()
+                (index.tool_vectors @ qv).std() / index.hybrid_params.w_dense
             )
             rivals = [
                 scores[rows[j]]
@@ -168,8 +169,9 @@ def test_baselines_group_without_margins(rift_home: Path) -> None:
 
 
 def test_cli_json_has_the_documented_shape_and_fails_on_high(rift_home: Path) -> None:
-    result = cli(rift_home, "rift", "--json")
-    assert result.exit_code == 1  # the read_file alias cluster is HIGH
+    # at the paper's HIGH constant the read_file alias cluster (margin about 0.03) is HIGH
+    result = cli(rift_home, "rift", "--json", "--high", "0.1")
+    assert result.exit_code == 1
     data = json.loads(result.stdout)
     assert set(data["summary"]) >= SUMMARY_KEYS
     assert data["summary"]["high"] >= 1
@@ -265,9 +267,10 @@ def test_regenerate_rewrites_flagged_tools_with_contrast_and_resigns(
 ) -> None:
     ws = Workspace(rift_home_copy)
     before_cards = load_verified(ws).cards
-    result = regenerate(ws, open_store(ws))
+    paper_high = RiftConfig(margin_thresholds=MarginThresholds(0.10, 0.20))
+    result = regenerate(ws, open_store(ws), paper_high)
     flagged = flagged_tools(result.before)
-    assert flagged, "this workspace has HIGH clusters (e.g. the git diff tools)"
+    assert flagged, "at HIGH < 0.10 this workspace has HIGH clusters (e.g. the git diff tools)"
     assert result.after is not None and not result.failed
     loaded = load_verified(ws)
     assert not loaded.failures  # every rewritten card is signed by the workspace key

@@ -48,14 +48,17 @@ def discover_ranker(index: ToolIndex) -> RankScores:
 
     The same evidence as ``ToolIndex.evidence`` (dense cosine, BM25, server cosines), taken for
     a block of queries with one matrix product each instead of one per query, then fused by
-    ``hybrid_scores`` with the index's own weights. The query vector is the one Rift embedded; a
-    synthetic query is one task, so the step term (which reads multi-step requests) is left out.
+    ``hybrid_scores`` with the index's own weights and divided by its dense weight, so that the
+    dense term reads as a z-score (``score_rows`` turns that into cosine units). The query vector
+    is the one Rift embedded; a synthetic query is one task, so the step term (which reads
+    multi-step requests) is left out.
     """
     from cartograph.index.methods import Evidence, hybrid_scores
 
     tools = np.asarray(index.tool_vectors, dtype=np.float32)
     centroids = np.asarray(index.centroids, dtype=np.float32)
     servers = np.asarray(index.server_vectors, dtype=np.float32)
+    params = index.hybrid_params
 
     def rank(texts: list[str], vecs: np.ndarray) -> np.ndarray:
         q = np.asarray(vecs, dtype=np.float32)
@@ -67,10 +70,11 @@ def discover_ranker(index: ToolIndex) -> RankScores:
                 centroid_cos=centroid_cos[k],
                 server_cos=server_cos[k],
                 bm25=index.lexical.scores(text),
+                coverage=index.lexical.coverage(text),
                 tool_server=index.tool_server,
                 n_servers=len(index.servers),
             )
-            out[k] = hybrid_scores(ev, index.hybrid_params)
+            out[k] = hybrid_scores(ev, params) / params.w_dense
         return out
 
     return rank

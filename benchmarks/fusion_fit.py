@@ -33,6 +33,7 @@ from scipy.optimize import minimize
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import fusion_grid
 from cartograph.index import load_embedder, tool_index
 from cartograph.index.methods import HAND_SET, Evidence, HybridParams, hybrid_parts, hybrid_scores
 from retrieval import TEST_PARTS, TUNE_PARTS, prepare, shared_dir
@@ -74,16 +75,9 @@ def candidates(ev: Evidence) -> list[int]:
 
 def collect(dataset: str, cache: Path | None, embedder: str = "minilm") -> list[Query]:
     """One :class:`Query` per labelled query of ``dataset`` (none when its files are absent)."""
-    prepared = prepare(dataset, "cards", load_embedder(embedder), cache)
-    if prepared is None:
-        return []
-    index, queries = prepared
     out = []
-    for q in queries:
-        qv, sv = index.query_vectors(q.query, steps=True)
-        ev = index.evidence(q.query, qv, sv)
+    for ev, hits in fusion_grid.collect(dataset, cache, embedder):
         picks = candidates(ev)
-        hits = {index.position(s, t) for s, t in q.hits}
         out.append(
             Query(
                 feature_columns(ev)[picks],

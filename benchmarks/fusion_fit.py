@@ -63,10 +63,11 @@ def feature_columns(ev: Evidence) -> np.ndarray:
     return np.column_stack(cols)
 
 
-def candidates(ev: Evidence) -> list[int]:
+def candidates(ev: Evidence, hand_set: np.ndarray) -> list[int]:
+    """The rows fitted for one query: the top of the hand-set fusion's scores, BM25, dense."""
     hand, lexical, dense = CANDIDATES
     picks = [
-        *np.argsort(-hybrid_scores(ev, HAND_SET), kind="stable")[:hand].tolist(),
+        *np.argsort(-hand_set, kind="stable")[:hand].tolist(),
         *np.argsort(-ev.bm25, kind="stable")[:lexical].tolist(),
         *np.argsort(-ev.tool_cos, kind="stable")[:dense].tolist(),
     ]
@@ -77,13 +78,14 @@ def collect(dataset: str, cache: Path | None, embedder: str = "minilm") -> list[
     """One :class:`Query` per labelled query of ``dataset`` (none when its files are absent)."""
     out = []
     for ev, hits in fusion_grid.collect(dataset, cache, embedder):
-        picks = candidates(ev)
+        hand_set = hybrid_scores(ev, HAND_SET)
+        picks = candidates(ev, hand_set)
         out.append(
             Query(
                 feature_columns(ev)[picks],
                 np.array([p in hits for p in picks]),
                 hybrid_scores(ev)[picks],
-                hybrid_scores(ev, HAND_SET)[picks],
+                hand_set[picks],
             )
         )
     return out

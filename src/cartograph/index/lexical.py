@@ -119,16 +119,22 @@ class Lexical:
     def num_docs(self) -> int:
         return self._num_docs
 
+    def _columns(self, tokens: Iterable[str]) -> list[slice]:
+        """The stored range of each known token's column, in order (unknown tokens, and
+        bm25s's own empty token, which has no column, are left out)."""
+        out = []
+        for token in tokens:
+            column = self._vocab.get(token)
+            if column is not None and column + 1 < len(self._indptr):
+                out.append(slice(int(self._indptr[column]), int(self._indptr[column + 1])))
+        return out
+
     def scores(self, query: str) -> np.ndarray:
         """BM25 score of every document for ``query`` (zeros when no token is known): the sum,
         over the query's tokens in order (a repeated token counts again), of its column."""
         out = np.zeros(self._num_docs, dtype=np.float32)
-        for token in tokenize(query):
-            column = self._vocab.get(token)
-            if column is None or column + 1 >= len(self._indptr):
-                continue  # unknown (bm25s's own empty token has no column either)
-            start, end = int(self._indptr[column]), int(self._indptr[column + 1])
-            out[self._indices[start:end]] += self._data[start:end]  # rows are distinct
+        for rows in self._columns(tokenize(query)):
+            out[self._indices[rows]] += self._data[rows]  # rows of one column are distinct
         return out
 
     def coverage(self, query: str) -> np.ndarray:
@@ -136,11 +142,9 @@ class Lexical:
         when the index knows none of them): how much of the request a tool's text speaks to,
         which BM25's saturating, idf-weighted sum does not show."""
         out = np.zeros(self._num_docs, dtype=np.float32)
-        known = [c for c in {self._vocab.get(t) for t in tokenize(query)} if c is not None]
-        known = [c for c in known if c + 1 < len(self._indptr)]
-        for column in known:
-            start, end = int(self._indptr[column]), int(self._indptr[column + 1])
-            out[self._indices[start:end]] += 1.0
+        known = self._columns(dict.fromkeys(tokenize(query)))
+        for rows in known:
+            out[self._indices[rows]] += 1.0
         return out / len(known) if known else out
 
     def save(self, directory: Path) -> list[Path]:

@@ -101,7 +101,16 @@ class HybridParams:
     def hand_set(cls, w_bm25: float, w_steps: float, w_server: float) -> HybridParams:
         """The hand-set fusion used until 2026-12-05: ``z(dense) + w_bm25 * bm25 / max(bm25)
         + w_steps * max_step z(step) + w_server * z(server)`` (fusion_grid's variants)."""
-        return cls(1.0, w_bm25, 0.0, 0.0, 0.0, 0.0, w_steps, w_server)
+        return cls(
+            w_dense=1.0,
+            w_bm25=w_bm25,
+            w_bm25_strength=0.0,
+            w_dense_rank=0.0,
+            w_bm25_rank=0.0,
+            w_coverage=0.0,
+            w_steps=w_steps,
+            w_server=w_server,
+        )
 
 
 HAND_SET = HybridParams.hand_set(w_bm25=4.5, w_steps=0.5, w_server=0.15)

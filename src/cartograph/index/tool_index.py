@@ -23,7 +23,7 @@ import os
 import shutil
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -280,7 +280,11 @@ class ToolIndex:
         query: str,
         query_vec: np.ndarray | None = None,
         step_vecs: np.ndarray | None = None,
+        lexical_text: str | None = None,
     ) -> Evidence:
+        """What every method reads for ``query``; the lexical channel (BM25, coverage) reads
+        ``lexical_text`` instead when given (the query plus the caller's keywords)."""
+        words = query if lexical_text is None else lexical_text
         q = embed_queries(self.embedder, [query])[0] if query_vec is None else query_vec
         stats = self.vectors.stats(q[None, :])
         steps = None if step_vecs is None else self.vectors.cosines(step_vecs)
@@ -289,8 +293,8 @@ class ToolIndex:
             tool_cos=self.vectors.cosine(q),
             centroid_cos=self.centroids @ q,
             server_cos=self.server_vectors @ q,
-            bm25=self.lexical.scores(query),
-            coverage=self.lexical.coverage(query),
+            bm25=self.lexical.scores(words),
+            coverage=self.lexical.coverage(words),
             tool_server=self.tool_server,
             n_servers=len(self.servers),
             dense_stats=stats[0] if stats else None,
@@ -343,11 +347,7 @@ class ToolIndex:
         if method == "flat":
             cosines = self.vectors.cosine(query_vec)
             return cosines.astype(np.float64), cosines
-        evidence = self.evidence(query, query_vec, step_vecs)
-        if keywords:
-            evidence = replace(
-                evidence, bm25=self.lexical.scores(words), coverage=self.lexical.coverage(words)
-            )
+        evidence = self.evidence(query, query_vec, step_vecs, lexical_text=words)
         if method == "two-stage":
             return two_stage_scores(evidence, k).astype(np.float64), evidence.tool_cos
         return hybrid_scores(evidence, self.hybrid_params), evidence.tool_cos

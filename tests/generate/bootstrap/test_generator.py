@@ -570,3 +570,22 @@ def test_a_second_parameter_of_the_same_kind_gets_another_example_value():
         "target_timezone": "Asia/Tokyo",
         "pinned_timezone": "Europe/Paris",  # the schema pins it: left alone
     }
+
+
+def test_ranking_keywords_carry_the_words_users_say_for_the_objects() -> None:
+    """ "what time is it in Tokyo right now" says "now", not "current": the keywords hold it."""
+    tools = [
+        {
+            "name": "get_current_time",
+            "description": "Get current time in a specific timezone.",
+            "inputSchema": {
+                "type": "object",
+                "properties": {"timezone": {"type": "string"}},
+                "required": ["timezone"],
+            },
+        }
+    ]
+    card = generate_card(ServerSnapshot(name="time", tools=tools), created_at=WHEN).card
+    entry = card.tools[0]
+    assert {"now", "clock"} <= set(entry.keywords)
+    assert "now" not in entry.summary.lower()  # ranking only: never in agent-facing text

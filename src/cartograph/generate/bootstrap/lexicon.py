@@ -282,6 +282,9 @@ NOUN_SYNONYMS: dict[str, tuple[str, ...]] = {
     "query": ("sql",),
     "crypto": ("cryptocurrency", "bitcoin", "coin"),
     "price": ("cost", "quote", "value"),
+    "current": ("now", "latest", "present"),
+    "time": ("clock", "hour"),
+    "timezone": ("time zone", "city"),
 }
 
 

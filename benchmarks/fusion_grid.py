@@ -44,7 +44,9 @@ def collect(
     for q in queries:
         qv, sv = index.query_vectors(q.query, steps=True)
         hits = {index.position(s, t) for s, t in q.hits}
-        out.append((index.evidence(q.query, qv, sv), {h for h in hits if h is not None}))
+        out.append(
+            (index.evidence(q.query, qv, sv, names=True), {h for h in hits if h is not None})
+        )
     return out
 
 

@@ -108,3 +108,18 @@ def test_the_card_set_digest_hashed_card_by_card_equals_the_whole_set_hashed_at_
     }
     assert card_set_digest(named) == sha256_json(whole)
     assert card_set_digest(CardShelf(named)) == sha256_json(whole)
+
+
+def test_evidence_computes_the_name_channel_only_when_weighed_or_asked(index):
+    from dataclasses import replace
+
+    plain = index.evidence("post to slack")
+    assert plain.name_share is None and plain.server_name_share is None
+    asked = index.evidence("post to slack", names=True)
+    assert asked.server_name_share is not None
+    slack = [i for i, (s, _) in enumerate(index.tool_ids) if s == "slack"]
+    assert asked.server_name_share[slack].min() == 1.0 and asked.server_name_share.sum() == len(
+        slack
+    )
+    weighed = replace(index, hybrid=replace(index.hybrid_params, w_server_name=0.6))
+    assert weighed.evidence("post to slack").server_name_share is not None

@@ -44,6 +44,8 @@ class Evidence:
     """Given by a store whose ``tool_cos`` holds only the nearest tools (see cosine_stats);
     None when ``tool_cos`` is complete and its own statistics are exact."""
     coverage: np.ndarray | None = None  # (n,) share of the query's indexed words each tool holds
+    name_share: np.ndarray | None = None  # (n,) share of each tool name's tokens the query holds
+    server_name_share: np.ndarray | None = None  # (n,) the same for each tool's server name
 
 
 def stage_one_width(k: int, n_servers: int, n_tools: int) -> int:
@@ -96,6 +98,8 @@ class HybridParams:
     w_coverage: float = 4.007
     w_steps: float = 0.0
     w_server: float = 0.0
+    w_name: float = 0.0
+    w_server_name: float = 0.0
 
     @classmethod
     def hand_set(cls, w_bm25: float, w_steps: float, w_server: float) -> HybridParams:
@@ -198,6 +202,10 @@ def hybrid_parts(ev: Evidence, p: HybridParams | None = None) -> dict[str, np.nd
         parts["rank"] = rank
     if p.w_coverage and ev.coverage is not None and top > 0:
         parts["coverage"] = p.w_coverage * ev.coverage.astype(np.float64)
+    if p.w_name and ev.name_share is not None:
+        parts["name"] = p.w_name * ev.name_share.astype(np.float64)
+    if p.w_server_name and ev.server_name_share is not None:
+        parts["server_name"] = p.w_server_name * ev.server_name_share.astype(np.float64)
     if p.w_steps > 0 and ev.step_cos is not None and len(ev.step_cos):
         stats = ev.step_stats or [None] * len(ev.step_cos)
         parts["steps"] = p.w_steps * np.max(

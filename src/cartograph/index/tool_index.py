@@ -60,6 +60,7 @@ from cartograph.index.methods import (
     random_scores,
     two_stage_scores,
 )
+from cartograph.index.name_match import NameMatch
 from cartograph.index.query import split_steps
 from cartograph.index.rerank import Reranker, reranked_top, top_indexes
 from cartograph.index.vector_cache import QueryCache, embed_documents
@@ -96,6 +97,7 @@ class ToolIndex:
     reranker: Reranker | None = None  # reorders stage one's top 20 (cartograph.index.rerank)
     _tokens: list[frozenset[str]] | None = field(default=None, repr=False)
     _pos: dict[tuple[str, str], int] | None = field(default=None, repr=False)
+    _names: NameMatch | None = field(default=None, repr=False)
 
     # ----------------------------------------------------------------- building
 
@@ -259,6 +261,13 @@ class ToolIndex:
         """The (n, d) tool vector matrix (read from the vector source; Rift and saving use it)."""
         return self.vectors.matrix()
 
+    @property
+    def names(self) -> NameMatch:
+        """The name channel (built on first use from the tool ids)."""
+        if self._names is None:
+            self._names = NameMatch(self.tool_ids, self.tool_server)
+        return self._names
+
     def position(self, server: str, tool: str) -> int | None:
         if self._pos is None:
             self._pos = {tid: i for i, tid in enumerate(self.tool_ids)}
@@ -281,10 +290,15 @@ class ToolIndex:
         query_vec: np.ndarray | None = None,
         step_vecs: np.ndarray | None = None,
         lexical_text: str | None = None,
+        names: bool | None = None,
     ) -> Evidence:
         """What every method reads for ``query``; the lexical channel (BM25, coverage) reads
-        ``lexical_text`` instead when given (the query plus the caller's keywords)."""
+        ``lexical_text`` instead when given (the query plus the caller's keywords). The name
+        channel (:mod:`.name_match`) is computed when ``names``, or by default when the fusion
+        weighs it (the shipped weights do not: see docs/benchmarks.md)."""
         words = query if lexical_text is None else lexical_text
+        if names is None:
+            names = bool(self.hybrid_params.w_name or self.hybrid_params.w_server_name)
         q = embed_queries(self.embedder, [query])[0] if query_vec is None else query_vec
         stats = self.vectors.stats(q[None, :])
         steps = None if step_vecs is None else self.vectors.cosines(step_vecs)
@@ -295,6 +309,8 @@ class ToolIndex:
             server_cos=self.server_vectors @ q,
             bm25=self.lexical.scores(words),
             coverage=self.lexical.coverage(words),
+            name_share=self.names.tool_share(words) if names else None,
+            server_name_share=self.names.server_share(words) if names else None,
             tool_server=self.tool_server,
             n_servers=len(self.servers),
             dense_stats=stats[0] if stats else None,

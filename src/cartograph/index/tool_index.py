@@ -17,21 +17,17 @@ recorded (:class:`~cartograph.errors.IndexError_`).
 from __future__ import annotations
 
 import hashlib
-import json
 import logging
 import os
-import shutil
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
 from cartograph.cards.model import Card
-from cartograph.errors import IndexError_, UsageError
-from cartograph.files import temp_name
+from cartograph.errors import UsageError
 from cartograph.index.answer import Hit
 from cartograph.index.documents import ToolDocument, card_documents, server_document
 from cartograph.index.embedders import (
@@ -42,12 +38,7 @@ from cartograph.index.embedders import (
 )
 from cartograph.index.lexical import Lexical, jaccard_scores, token_set
 from cartograph.index.manifest import (
-    INDEX_FORMAT,
-    MANIFEST,
     card_set_digest,
-    embedder_spec,
-    read_manifest,
-    sha256_file,
 )
 from cartograph.index.methods import (
     DEFAULT_METHOD,
@@ -61,6 +52,7 @@ from cartograph.index.methods import (
     two_stage_scores,
 )
 from cartograph.index.name_match import NameMatch
+from cartograph.index.persist import load_index, save_index
 from cartograph.index.query import split_steps
 from cartograph.index.rerank import Reranker, reranked_top, top_indexes
 from cartograph.index.vector_cache import QueryCache, embed_documents
@@ -160,91 +152,12 @@ class ToolIndex:
 
     def save(self, directory: str | os.PathLike[str]) -> Path:
         """Write the index into ``directory`` (replaced as a whole) and return it."""
-        final = Path(directory)
-        tmp = temp_name(final)  # a directory: built whole, then renamed over the old one
-        if tmp.exists():
-            shutil.rmtree(tmp)
-        tmp.mkdir(parents=True)
-        np.save(tmp / "tool_vectors.npy", self.tool_vectors, allow_pickle=False)
-        np.save(tmp / "centroids.npy", self.centroids, allow_pickle=False)
-        np.save(tmp / "server_vectors.npy", self.server_vectors, allow_pickle=False)
-        self.lexical.save(tmp / "bm25")
-        files = {
-            p.relative_to(tmp).as_posix(): sha256_file(p)
-            for p in sorted(tmp.rglob("*"))
-            if p.is_file()
-        }
-        manifest: dict[str, Any] = {
-            "format": INDEX_FORMAT,
-            "card_digest": self.card_set_digest,  # the key keeps its name: old indexes load
-            "embedder": {
-                "spec": embedder_spec(self.embedder),
-                "name": self.embedder.name,
-                "model": self.embedder.model,
-                "dim": self.embedder.dim,
-            },
-            "built_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-            "build_seconds": round(self.build_seconds, 3),
-            "servers": self.servers,
-            "server_documents": self.server_documents,
-            "tools": [
-                {"server": d.server, "tool": d.tool, "dense": d.dense, "lexical": d.lexical}
-                for d in self.documents
-            ],
-            "files": files,
-        }
-        (tmp / MANIFEST).write_text(
-            json.dumps(manifest, indent=1, ensure_ascii=False) + "\n", encoding="utf-8"
-        )
-        if final.exists():
-            old = final.with_name(f".{final.name}.{os.getpid()}.old")
-            final.rename(old)
-            tmp.rename(final)
-            shutil.rmtree(old, ignore_errors=True)
-        else:
-            final.parent.mkdir(parents=True, exist_ok=True)
-            tmp.rename(final)
-        return final
+        return save_index(self, Path(directory))
 
     @classmethod
     def load(cls, directory: str | os.PathLike[str], embedder: Embedder | None = None) -> ToolIndex:
         """Load a saved index; raise :class:`IndexError_` if it is missing or was altered."""
-        root = Path(directory)
-        manifest = read_manifest(root)
-        for rel, digest in manifest["files"].items():
-            path = root / rel
-            if not path.is_file():
-                raise IndexError_(f"{path}: missing from the index; rebuild it")
-            if sha256_file(path) != digest:
-                raise IndexError_(f"{path}: content does not match the manifest (tampered?)")
-        rec = manifest["embedder"]
-        embedder = embedder or load_embedder(rec["spec"])
-        if (embedder.name, embedder.model, embedder.dim) != (rec["name"], rec["model"], rec["dim"]):
-            raise IndexError_(
-                f"{root}: built with {rec['name']} ({rec['model']}), asked to search with "
-                f"{embedder.name} ({embedder.model}); rebuild it with `cartograph index build`"
-            )
-        tools = manifest["tools"]
-        docs = [ToolDocument(t["server"], t["tool"], t["dense"], t["lexical"]) for t in tools]
-        servers = list(manifest["servers"])
-        pos = {s: i for i, s in enumerate(servers)}
-        index = cls(
-            tool_ids=[(d.server, d.tool) for d in docs],
-            vectors=MatrixVectors(np.load(root / "tool_vectors.npy", allow_pickle=False)),
-            servers=servers,
-            tool_server=np.asarray([pos[d.server] for d in docs], dtype=np.int64),
-            centroids=np.load(root / "centroids.npy", allow_pickle=False),
-            server_vectors=np.load(root / "server_vectors.npy", allow_pickle=False),
-            documents=docs,
-            server_documents=list(manifest["server_documents"]),
-            lexical=Lexical.load(root / "bm25"),
-            embedder=embedder,
-            card_set_digest=str(manifest["card_digest"]),
-            build_seconds=float(manifest.get("build_seconds") or 0.0),
-        )
-        if index.tool_vectors.shape != (len(docs), rec["dim"]):
-            raise IndexError_(f"{root}: tool_vectors.npy has the wrong shape; rebuild the index")
-        return index
+        return load_index(cls, Path(directory), embedder)
 
     # ----------------------------------------------------------------- search
 
@@ -384,9 +297,9 @@ class ToolIndex:
         scores, cosines = self._scored(query, method, k, keywords=keywords)
         if self.reranker is None:
             top = top_indexes(scores, k)
-            shown = scores[top]
+            values = scores[top]
         else:
-            top, shown = reranked_top(
+            top, values = reranked_top(
                 self.reranker, query, lambda i: self.documents[i].dense, scores, k
             )
         return [
@@ -395,7 +308,7 @@ class ToolIndex:
                 score=float(s),
                 cosine=None if cosines is None else float(cosines[i]),
             )
-            for i, s in zip(top, shown, strict=True)
+            for i, s in zip(top, values, strict=True)
         ]
 
     def embed_queries(self, queries: Sequence[str]) -> np.ndarray:

@@ -36,7 +36,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import fusion_grid
 from cartograph.index import load_embedder, tool_index
 from cartograph.index.methods import HAND_SET, Evidence, HybridParams, hybrid_parts, hybrid_scores
-from retrieval import TEST_PARTS, TUNE_PARTS, prepare, shared_dir
+from retrieval import TEST_PARTS, TRAIN_SETS, TUNE_PARTS, prepare, shared_dir
 
 FEATURES = tuple(f.name for f in fields(HybridParams))
 """One feature per weight of :class:`HybridParams` (the feature is what that weight multiplies)."""
@@ -183,6 +183,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--test", action="store_true", help="also score the test parts, once")
     ap.add_argument("--latency", type=int, default=0, help="time N queries per set (0: off)")
     ap.add_argument("--only-latency", action="store_true", help="skip the fit, time only")
+    ap.add_argument(
+        "--tune",
+        nargs="+",
+        default=list(TUNE_PARTS),
+        choices=[*TUNE_PARTS, *TRAIN_SETS],
+        help="the sets to fit on (default: the protocol's tune parts and the fleet dev set)",
+    )
     args = ap.parse_args(argv)
     if not shared_dir().is_dir():
         print(f"skipped: no shared data at {shared_dir()} (set CARTOGRAPH_SHARED)")
@@ -192,7 +199,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.only_latency:
         return 0
     columns = [FEATURES.index(f) for f in args.features]
-    tune = {d: rows for d in TUNE_PARTS if (rows := collect(d, args.cache, args.embedder))}
+    tune = {d: rows for d in args.tune if (rows := collect(d, args.cache, args.embedder))}
     print(f"leave one set out (C = {args.c}, features {', '.join(args.features)}):")
     rows = []
     for held, qs in tune.items():

@@ -57,7 +57,11 @@ TEST_PARTS = (
     "fleet-heldout-test",
 )
 TUNE_PARTS = ("bfcl-live-tune", "metatool-tune", "fleet", "fleet-heldout-tune")
-ALL_SETS = tuple(dict.fromkeys(DATASETS + TEST_PARTS + TUNE_PARTS))
+TRAIN_SETS = ("train-stabletoolbench", "train-seal_tools")
+"""Training folders (``corpus/train/``) usable as extra tune sets: never test data. Their
+multi-call requests (2.3 and 2.7 tools a query) are the long, several-step tasks that the
+other tune sets lack; at most ``METATOOL_SAMPLE`` queries each, seeded."""
+ALL_SETS = tuple(dict.fromkeys(DATASETS + TEST_PARTS + TUNE_PARTS + TRAIN_SETS))
 METATOOL_SAMPLE = 1000
 
 
@@ -68,6 +72,9 @@ def dataset_files(name: str) -> tuple[Path, Path]:
     if name.startswith("fleet-heldout"):
         heldout = REPO / "benchmarks" / "queries" / "fleet_heldout.jsonl"
         return root / "fleet" / "catalog.json", heldout
+    if name.startswith("train-"):
+        folder = root / "corpus" / "train" / name.removeprefix("train-")
+        return folder / "tools.jsonl", folder / "queries.jsonl"
     folder = name.split("-")[0]
     return root / "corpus" / folder / "tools.jsonl", root / "corpus" / folder / "queries.jsonl"
 
@@ -99,7 +106,7 @@ def dataset_queries(name: str, path: Path) -> list[EvalQuery]:
         rows = [json.loads(line) for line in path.open(encoding="utf-8") if line.strip()]
         return [parse_query(r, f"{path}:{r['id']}", r["id"]) for r in rows if r.get("live")]
     queries = load_queries(path)
-    if name == "metatool":
+    if name == "metatool" or name.startswith("train-"):
         queries = random.Random(0).sample(queries, min(METATOOL_SAMPLE, len(queries)))
     return queries
 

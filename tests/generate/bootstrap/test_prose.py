@@ -94,3 +94,69 @@ def test_first_clause() -> None:
         "Interact with PDF files."
     )
     assert first_clause("Hover an element.") == ""
+
+
+@pytest.mark.parametrize(
+    ("description", "sentence"),
+    [
+        # an opening verb the verb list lacks is not stacked under the name's verb
+        (
+            "Demonstrates a long running operation with progress updates.",
+            "Demonstrate a long running operation with progress updates.",
+        ),
+        # a relative clause keeps its own verbs' agreement
+        (
+            "Simulates an operation that gathers, analyzes, and synthesizes information.",
+            "Simulate an operation that gathers, analyzes, and synthesizes information.",
+        ),
+        # a placeholder taken out leaves no end hanging ("given as <revision>:<path>")
+        (
+            "Shows the contents of a commit, or of a file or directory given as <revision>:<path>",
+            "Show the contents of a commit.",
+        ),
+        # but a list's comma is not an end to cut back to
+        (
+            "Gets the boards, docs and folders in a workspace and which folder they are in",
+            "Get the boards, docs and folders in a workspace and which folder they are in.",
+        ),
+        (
+            "The docs command is responsible for generating the documentation website.",
+            "Generate the documentation website.",
+        ),
+    ],
+)
+def test_openings_and_endings_read_as_sentences(description: str, sentence: str) -> None:
+    assert purpose_of(description).sentence == sentence
+
+
+def test_a_passive_second_sentence_is_not_made_an_order() -> None:
+    """ "Each file's content is returned ..." once became "Be returned with its path"."""
+    purpose = purpose_of(
+        "Read the contents of multiple files simultaneously. Each file's content is returned "
+        "with its path as a reference."
+    )
+    assert purpose.sentence == "Read the contents of multiple files simultaneously."
+    assert not purpose.extra.startswith("Be ")
+
+
+def test_fronting_a_phrase_takes_along_its_bound_word() -> None:
+    publisher = "Returns structured content along with an output schema for client data validation"
+    grams = publisher_grams([publisher])
+    out = break_runs(
+        "Get structured content along with an output schema for client data validation.", grams, 8
+    )
+    assert out is not None and not out.rstrip(".").endswith("along")
+    assert longest_shared_run(publisher, out) < 8
+
+
+def test_a_last_resort_ends_at_an_asides_comma_rather_than_dropping_a_small_word() -> None:
+    publisher = "Returns all environment variables, helpful for debugging MCP server configuration"
+    grams = publisher_grams([publisher])
+    text = "Get all environment variables, helpful for debugging MCP server configuration."
+    out = break_runs(text, grams, 8, lenient=True)
+    assert out == "Get all the environment variables."
+    listed = "Fetch boards by name, project key, or board type in the current Jira site."
+    kept = break_runs(
+        listed, publisher_grams([listed.replace("Fetch", "Fetches")]), 8, lenient=True
+    )
+    assert kept is not None and "type" in kept  # a list's comma is not cut at

@@ -53,7 +53,7 @@ _COMMON_VERBS = wordset(
     detect elevate embed estimate evaluate explore fetch filter generate guide help host
     identify inspire integrate interpret locate maintain measure monitor navigate optimize
     predict preview provide recommend rewrite schedule score search secure share shorten
-    showcase sign solve spot submit suggest summarize supercharge sync teach tell track
+    demonstrate showcase sign solve spot submit suggest summarize supercharge sync teach tell track
     translate understand upgrade validate verify watch"""
 )
 
@@ -106,6 +106,7 @@ WRAPPERS: tuple[re.Pattern[str], ...] = tuple(
         rf"provides\s+(?:a\s+way|the\s+ability|functionality|the\s+functionality)\s+to|"
         rf"is\s+responsible\s+for|takes\s+care\s+of)\s+",
         rf"^{_SUBJECT}\s+",
+        r"^(?:the\s+)?(?:[\w-]+\s+){1,2}(?:command|tool)\s+is\s+responsible\s+for\s+",
         r"^(?:please\s+)?use\s+(?:this\s+)?(?:tool|function|endpoint)?\s*(?:to|for|when)\s+",
         r"^(?:an?\s+)?(?:[\w-]+\s+){0,3}?(?:tool|function|utility|helper|endpoint|api|plugin|"
         r"service|assistant|app)\s+(?:that|which|to|for|used\s+to|designed\s+to)\s+",

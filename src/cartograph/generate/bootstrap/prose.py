@@ -188,7 +188,7 @@ def _normalise(
         words = ["It", first, *said[1:]]  # "Supports pagination" -> "It supports pagination"
     elif verb and len(words) > 2 and core(words[1]).lower() in _DEFINITE and words[1].islower():
         words.insert(1, "the")  # "Get current time" -> "Get the current time"
-    words = _cut(words)
+    words = _without_dangling_end(_cut(words))
     if not words:
         return "", None
     out = articles(" ".join(words))
@@ -242,12 +242,39 @@ def _imperative(words: list[str], context: str) -> str | None:
     words[0] = words[0].replace(first, verb, 1)
     if third_person:  # "Searches ... and returns ..." -> "Search ... and return ..."
         for i in range(1, len(words) - 1):
+            if core(words[i]).lower() in _RELATIVE and _third_person(core(words[i + 1])):
+                break  # "... an operation that gathers, analyzes ...": not the main verb's
             if core(words[i]).lower() in ("and", "or", "then") or words[i].endswith(","):
                 nxt_word = core(words[i + 1])
                 base = base_verb(nxt_word)
                 if base and nxt_word.lower().endswith("s") and nxt_word.lower() != base:
                     words[i + 1] = words[i + 1].replace(nxt_word, base, 1)
     return verb
+
+
+_RELATIVE = wordset("that which who whose where")
+
+
+def _third_person(word: str) -> bool:
+    """``gathers``, ``analyzes``: an inflected action verb (not ``are``, not a plural noun)."""
+    low = word.lower()
+    base = base_verb(word)
+    return bool(base) and low.endswith("s") and low != base
+
+
+def _without_dangling_end(words: list[str]) -> list[str]:
+    """``words`` without an end left hanging ("... directory given as", where a placeholder
+    such as ``<revision>:<path>`` was taken out): cut back to the last comma when one leaves
+    three words or more (else it is left as it is)."""
+    if not words or core(words[-1]).lower() not in TRAILING:
+        return words
+    commas = [i for i, w in enumerate(words[:-1]) if w.endswith(",") and i >= 2]
+    if not commas:
+        return words
+    rest = [core(w).lower() for w in words[commas[-1] + 1 :]]
+    if rest[0] not in ("and", "or") and {"and", "or"} & set(rest):
+        return words  # the last comma is a list's ("boards, docs and folders within")
+    return [*words[: commas[-1]], words[commas[-1]].rstrip(",")]
 
 
 def _drop_subject(words: list[str]) -> bool:
@@ -266,7 +293,11 @@ def _drop_subject(words: list[str]) -> bool:
     return False
 
 
-_NOT_VERBS = wordset("data list set name record report map order process state")
+_NOT_VERBS = wordset(
+    "data list set name record report map order process state is are was were be been has have"
+)
+"""Words that look like a verb but are a noun here, or an auxiliary (a passive "is returned"
+has no imperative)."""
 
 
 def _cut(words: list[str], limit: int = MAX_WORDS, *, boundary_only: bool = False) -> list[str]:

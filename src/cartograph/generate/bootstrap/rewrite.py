@@ -88,7 +88,11 @@ def break_runs(
 
 
 def _drop_inside(words: list[str], owners: list[int]) -> bool:
-    """Leave out a small word inside the run, else a lower-case word in its middle."""
+    """End the sentence at a comma inside the run where three words or more stay before it
+    (what follows was an aside: "..., helpful for debugging ..."), else leave out a small word
+    inside the run, else a lower-case word in its middle."""
+    if _end_at_comma(words, owners):
+        return True
     inner = [i for i in owners if 0 < i < len(words) - 1]
     small = [i for i in inner if core(words[i]).lower() in TRAILING]
     rest = small or [i for i in inner if core(words[i])[:1].islower()]
@@ -96,6 +100,25 @@ def _drop_inside(words: list[str], owners: list[int]) -> bool:
         return False
     _drop(words, rest[len(rest) // 2])
     return True
+
+
+def _end_at_comma(words: list[str], owners: list[int]) -> bool:
+    start = owners[0]
+    while start > 0 and not words[start - 1].endswith((".", "!", "?")):
+        start -= 1
+    end = owners[-1]
+    while end < len(words) - 1 and not words[end].endswith((".", "!", "?")):
+        end += 1
+    for i in owners[:-1]:
+        if not words[i].endswith(",") or i - start < 2:
+            continue
+        rest = [core(w).lower() for w in words[i + 1 : end + 1]]
+        if any(w.endswith(",") for w in words[i + 1 : end]) or {"and", "or"} & set(rest):
+            return False  # a list ("by name, project key or type"), not an aside
+        words[i] = words[i].rstrip(",") + "."
+        del words[i + 1 : end + 1]
+        return True
+    return False
 
 
 @dataclass
@@ -194,6 +217,8 @@ def _edit(words: list[str], owners: list[int], state: _EditState) -> bool:
 
 _FRONTABLE = wordset("with using via through without")
 """Phrases of means or manner: they read as well before the verb as after the object."""
+_BOUND_TO_NEXT = wordset("along together")
+"""Words that belong to the preposition after them ("along with", "together with")."""
 
 
 def _front(words: list[str], owners: list[int]) -> bool:
@@ -207,6 +232,8 @@ def _front(words: list[str], owners: list[int]) -> bool:
     for p in range(end, start + 2, -1):
         if core(words[p]).lower() not in _FRONTABLE or words[p - 1].endswith((",", ";", ":")):
             continue
+        if p - 1 > start + 1 and core(words[p - 1]).lower() in _BOUND_TO_NEXT:
+            p -= 1  # "along with ..." moves whole: no "along" left dangling at the end
         tail, head = words[p : end + 1], words[start:p]
         if len(tail) < 3 or len(tail) > 8 or any(w.endswith((",", ";", ":")) for w in tail[:-1]):
             return False

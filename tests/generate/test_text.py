@@ -176,3 +176,22 @@ def test_filter_never_invents_text(text: str) -> None:
 def test_tokenise_and_split_never_fail(text: str) -> None:
     assert all(w == w.lower() for w in tokenise(text))
     assert all(w for w in split_identifier(text))
+
+
+def test_routing_rules_for_the_model_are_directives() -> None:
+    """monday.com's create_item opens with a rule for the model, not a description."""
+    text = (
+        "[IMPORTANT] If you need to create multiple items in one call, use create_items instead "
+        "of calling this tool in a loop. Otherwise: create a new item with provided values."
+    )
+    result = filter_directives(text)
+    assert "create_items" not in result.kept and "[IMPORTANT]" not in result.kept
+    assert "create a new item" in result.kept
+    assert [d.reason for d in result.dropped] == ["imperative"]
+
+
+def test_a_leftover_connector_is_not_the_summary() -> None:
+    from cartograph.generate.bootstrap.prose import purpose_of
+
+    sentence = purpose_of("Otherwise: change the column values of a single item.").sentence
+    assert sentence == "Change the column values of a single item."

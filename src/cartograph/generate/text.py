@@ -247,6 +247,12 @@ _DIRECTIVE_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         ("imperative", r"\b(?:call|use|invoke)\s+\S+\s+(?:first|beforehand)\b"),
         (
             "imperative",
+            r"\b(?:call|use|invoke)\s+[\w.-]+\s+instead\s+of\s+(?:calling|using|invoking)\s+"
+            r"this\b",
+        ),
+        ("imperative", r"^\W*\[(?:important|critical|attention|warning|required)\b[^\]]*\]"),
+        (
+            "imperative",
             r"\b(?:call|invoke|run)\s+this(?:\s+tool|\s+function)?\s+(?:immediately|right\s+"
             r"(?:away|after|before)|(?:only\s+)?(?:when|if|once|unless|after|before))\b",
         ),

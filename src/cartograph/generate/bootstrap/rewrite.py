@@ -102,13 +102,19 @@ def _drop_inside(words: list[str], owners: list[int]) -> bool:
     return True
 
 
-def _end_at_comma(words: list[str], owners: list[int]) -> bool:
+def _sentence_bounds(words: list[str], owners: list[int]) -> tuple[int, int]:
+    """First and last word index of the sentence that holds the run ``owners``."""
     start = owners[0]
     while start > 0 and not words[start - 1].endswith((".", "!", "?")):
         start -= 1
     end = owners[-1]
     while end < len(words) - 1 and not words[end].endswith((".", "!", "?")):
         end += 1
+    return start, end
+
+
+def _end_at_comma(words: list[str], owners: list[int]) -> bool:
+    start, end = _sentence_bounds(words, owners)
     for i in owners[:-1]:
         if not words[i].endswith(",") or i - start < 2:
             continue
@@ -223,12 +229,7 @@ _BOUND_TO_NEXT = wordset("along together")
 
 def _front(words: list[str], owners: list[int]) -> bool:
     """Move the last prepositional phrase of the sentence holding the run to its front."""
-    start = owners[0]
-    while start > 0 and not words[start - 1].endswith((".", "!", "?")):
-        start -= 1
-    end = owners[-1]
-    while end < len(words) - 1 and not words[end].endswith((".", "!", "?")):
-        end += 1
+    start, end = _sentence_bounds(words, owners)
     for p in range(end, start + 2, -1):
         if core(words[p]).lower() not in _FRONTABLE or words[p - 1].endswith((",", ";", ":")):
             continue

@@ -160,3 +160,13 @@ def test_a_last_resort_ends_at_an_asides_comma_rather_than_dropping_a_small_word
         listed, publisher_grams([listed.replace("Fetch", "Fetches")]), 8, lenient=True
     )
     assert kept is not None and "type" in kept  # a list's comma is not cut at
+
+
+def test_what_a_tool_suits_reads_as_description_in_the_operators_voice() -> None:
+    tail = "This tool is perfect for understanding file characteristics without reading it."
+    assert purpose_of(f"Retrieve metadata about a file. {tail}").extra == (
+        "It helps with understanding file characteristics without reading it."
+    )
+    assert purpose_of("Lists files. Ideal for large folders.").extra == "It suits large folders."
+    useful = purpose_of("Runs SQL. Useful for debugging data in your dbt project.").extra
+    assert useful == "It helps with debugging data in the dbt project."

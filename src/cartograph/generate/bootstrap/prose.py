@@ -61,7 +61,13 @@ _GET_AFTER_PROVIDE = re.compile(
     r"the\s+list|real-time|current|up-to-date|the\s+latest|latest)\b",
     re.IGNORECASE,
 )
-_SUITS = re.compile(r"^(?:best|ideal|great|useful|good|perfect|designed|meant)\s+for\s+", re.I)
+_SUITS = re.compile(
+    r"^(?:(?:this|the)\s+(?:tool|function)\s+(?:is\s+)?|it\s+is\s+)?(?:especially\s+)?"
+    r"(?:best|ideal|great|useful|good|perfect|designed|meant)\s+for\s+",
+    re.I,
+)
+"""A sentence that says what the tool suits ("Ideal for large files", "This tool is perfect for
+understanding ..."): kept as "It suits ..." ("It helps with ..." before a gerund)."""
 _DEFINITE = wordset(
     "current latest newest oldest first last next previous default full complete entire whole "
     "main top primary active"
@@ -105,7 +111,11 @@ def purpose_of(text: str, names: frozenset[str] = frozenset()) -> Purpose:
         if found and (_MODAL.search(sentence) or _RETURNS.match(sentence)):
             continue  # a rule for the caller, or what comes back: not what the tool does
         if found and _SUITS.match(sentence):
-            sentence = _SUITS.sub("It suits ", sentence, count=1)
+            rest = _SUITS.sub("", sentence, count=1)
+            for pattern, replacement in _SECOND_PERSON:
+                rest = pattern.sub(replacement, rest)
+            lead = "It helps with " if rest.split()[0].lower().endswith("ing") else "It suits "
+            sentence = lead + rest
             found.append((sentence.rstrip(".") + ".", "suit"))
             break
         normal = _normalise(sentence, cleaned, names, third=bool(found))

@@ -589,3 +589,16 @@ def test_ranking_keywords_carry_the_words_users_say_for_the_objects() -> None:
     entry = card.tools[0]
     assert {"now", "clock"} <= set(entry.keywords)
     assert "now" not in entry.summary.lower()  # ranking only: never in agent-facing text
+
+
+def test_a_short_summary_leads_the_example_task_and_a_long_one_does_not() -> None:
+    from cartograph.generate.bootstrap.examples import tasks
+    from cartograph.generate.bootstrap.identity import Product
+
+    git = Product(display="Git", words=("git",))
+    short = tasks("get", ["log"], git, [], {}, "git_log", "Show the commit logs.")
+    assert short[0] == "Show the commit logs in Git"
+    named = tasks("get", ["tz"], git, [], {}, "t", "Get the time in a specific timezone.")
+    assert named[0] == "Get the time in Git"  # the task's values say which timezone
+    long = "Read the contents of many files at once, each with its path, and report failures."
+    assert tasks("read", ["files"], git, [], {}, "read_files", long)[0] == "Read the files in Git"

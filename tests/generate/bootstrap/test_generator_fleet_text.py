@@ -167,7 +167,12 @@ def test_example_tasks_read_like_requests(cards: dict[str, GeneratedCard]) -> No
     toggle = _entry(cards, "everything", "toggle-subscriber-updates").examples[0].task
     assert toggle.startswith("Toggle ") and not toggle.startswith("Use toggle")
     linear = _entry(cards, "linear", "linear_getDocumentById").examples[0].task
-    assert " in Linear " in linear
+    assert linear == "Get details of the Linear document for id example-id"
+    # a short summary leads the task: the user's words for what the tool does
+    log = _entry(cards, "git", "git_log").examples[0].task
+    assert log == 'Show the commit logs in Git for repo path "."'
+    reset = _entry(cards, "git", "git_reset").examples[0].task
+    assert reset.startswith("Unstage all staged changes")
 
 
 # --- sibling contrast -----------------------------------------------------------------------

@@ -11,6 +11,7 @@ Pure functions.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -46,19 +47,21 @@ def tasks(
     params: Sequence[Param],
     arguments: dict[str, Any],
     name: str,
+    summary: str = "",
 ) -> list[str]:
     """Up to two example tasks (see the module doc)."""
     action = verb or "use"
     what = object_phrase(verb, objects) or (identifier_phrase(name) or name)
+    said = _request(summary)
     where = ""
-    if not product.generic and product.display.lower() not in what.lower():
+    if not product.generic and product.display.lower() not in (said or what).lower():
         where = f" in {product.display}"
     values = [
         f"{identifier_phrase(p.name) or p.name} {_shown(arguments[p.name])}"
         for p in params
         if p.required and _scalar(arguments.get(p.name))
     ][:2]
-    first = f"{action.capitalize()} {what}{where}"
+    first = f"{said or f'{action.capitalize()} {what}'}{where}"
     if values:
         first += " for " + " and ".join(values)
     out = [first]
@@ -66,6 +69,28 @@ def tasks(
     if synonyms:
         out.append(f"{synonyms[0].capitalize()} {what}{where}")
     return out
+
+
+_MAX_REQUEST_WORDS = 10
+_UNSAID = re.compile(
+    r"\s+(?:in|for|of|on|by|from|to|within)\s+(?:a|an|the)\s+(?:specific|given|specified|"
+    r"particular|provided)\s+[\w-]+$",
+    re.IGNORECASE,
+)
+"""A closing "in a specific timezone": the task's own values say which."""
+_SOME = re.compile(r"\b(?:a|an)\s+(?:specific|given|specified|particular)\b", re.IGNORECASE)
+""""a specific document" is "the document" once the task names it."""
+
+
+def _request(summary: str) -> str:
+    """The summary's first sentence as a request ("Show the commit logs"), when it is a short
+    order with no clause after it; ``""`` otherwise (the name's verb and object serve)."""
+    sentence = _UNSAID.sub("", summary.split(". ")[0].strip().rstrip("."))
+    sentence = _SOME.sub("the", sentence)
+    words = sentence.split()
+    if not 2 <= len(words) <= _MAX_REQUEST_WORDS or any(c in sentence for c in ",;:()"):
+        return ""
+    return sentence
 
 
 def _scalar(value: Any) -> bool:

@@ -114,7 +114,9 @@ def compose_tool(
         (task, arguments)
         for task in (
             guarded(grams, lambda t=t: t, lambda: "")
-            for t in tasks(_task_verb(r, purpose), r.objects, product, r.params, arguments, r.name)
+            for t in tasks(
+                _task_verb(r, purpose), r.objects, product, r.params, arguments, r.name, sentence
+            )
         )
         if task
     ) or ((f"Use {identifier_phrase(r.name) or r.name}", arguments),)

@@ -12,23 +12,24 @@ TOOLS = [
     ("notion", "search_pages"),
     ("github", "listPullRequests"),
 ]
+SERVERS = ["mcp-server-git", "notion", "github"]
 SERVER_OF_TOOL = np.asarray([0, 0, 1, 2])
 
 
 def test_tool_share_is_the_part_of_the_tools_name_the_query_says():
-    names = NameMatch(TOOLS, SERVER_OF_TOOL)
-    share = names.tool_share("show the git log of this repository")
+    names = NameMatch(TOOLS, SERVERS, SERVER_OF_TOOL)
+    share = names.shares("show the git log of this repository")[0]
     assert share.tolist() == pytest.approx([1.0, 0.5, 0.0, 0.0])
     # camelCase names meet plain words, plurals fold
-    assert names.tool_share("list the open pull requests")[3] == pytest.approx(1.0)
+    assert names.shares("list the open pull requests")[0][3] == pytest.approx(1.0)
 
 
 def test_server_share_names_the_product_without_generic_server_words():
-    names = NameMatch(TOOLS, SERVER_OF_TOOL)
-    assert names.server_share("find my notes in Notion").tolist() == [0.0, 0.0, 1.0, 0.0]
+    names = NameMatch(TOOLS, SERVERS, SERVER_OF_TOOL)
+    assert names.shares("find my notes in Notion")[1].tolist() == [0.0, 0.0, 1.0, 0.0]
     # "mcp" and "server" name no product: a query saying them matches no server
-    assert names.server_share("which mcp server is up").tolist() == [0.0, 0.0, 0.0, 0.0]
-    assert names.server_share("git status").tolist() == [1.0, 1.0, 0.0, 0.0]
+    assert names.shares("which mcp server is up")[1].tolist() == [0.0, 0.0, 0.0, 0.0]
+    assert names.shares("git status")[1].tolist() == [1.0, 1.0, 0.0, 0.0]
 
 
 def test_name_terms_join_the_fusion_only_where_weighted():

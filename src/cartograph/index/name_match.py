@@ -5,8 +5,9 @@ A tool's name is the one piece of its text that its publisher chose to identify 
 ("in Notion", "on GitHub"). BM25 over the whole card spreads those words among many others;
 this channel looks at them alone: per tool, the share of its name's distinct tokens (the
 lexical tokenizer's, so ``listPullRequests`` meets "list pull requests") that the query holds,
-and per server the same for the server's name without the words every server id carries
-(``mcp``, ``server``). Built from the tool ids at load time (nothing is stored on disk).
+and per server the same for the server's name without the words that never name a product
+(the card generator's ``NOT_PRODUCT``: ``mcp``, ``server``, ``py`` ...). Built from the tool ids
+on first use (nothing is stored on disk).
 """
 
 from __future__ import annotations
@@ -17,9 +18,6 @@ from collections.abc import Sequence
 import numpy as np
 
 from cartograph.index.lexical import tokenize
-
-GENERIC_SERVER_WORDS = frozenset({"mcp", "server", "servers", "tool", "tools", "api"})
-"""Words of server ids that name no product (``mcp-server-git`` is "git")."""
 
 
 class _Postings:
@@ -44,23 +42,21 @@ class _Postings:
 
 
 class NameMatch:
-    """The name channel of an index: :meth:`tool_share` and :meth:`server_share`."""
+    """The name channel of an index (:meth:`shares`)."""
 
-    def __init__(self, tool_ids: Sequence[tuple[str, str]], tool_server: np.ndarray) -> None:
+    def __init__(
+        self, tool_ids: Sequence[tuple[str, str]], servers: Sequence[str], tool_server: np.ndarray
+    ) -> None:
+        # the card generator's word list, imported here: a serving process that never weighs
+        # this channel does not load the generator's modules
+        from cartograph.generate.bootstrap.lexicon import NOT_PRODUCT
+
         self._tools = _Postings([frozenset(tokenize(tool)) for _, tool in tool_ids])
-        servers: dict[int, str] = {}
-        for (server, _), position in zip(tool_ids, tool_server.tolist(), strict=True):
-            servers.setdefault(int(position), server)
-        count = max(servers, default=-1) + 1
-        self._servers = _Postings(
-            [frozenset(tokenize(servers.get(i, ""))) - GENERIC_SERVER_WORDS for i in range(count)]
-        )
+        self._servers = _Postings([frozenset(tokenize(s)) - NOT_PRODUCT for s in servers])
         self._tool_server = tool_server
 
-    def tool_share(self, query: str) -> np.ndarray:
-        """Per tool, the share of its name's tokens that ``query`` holds."""
-        return self._tools.share(frozenset(tokenize(query)))
-
-    def server_share(self, query: str) -> np.ndarray:
-        """Per tool, the share of its server name's product tokens that ``query`` holds."""
-        return self._servers.share(frozenset(tokenize(query)))[self._tool_server]
+    def shares(self, query: str) -> tuple[np.ndarray, np.ndarray]:
+        """Per tool, the share of its name's tokens that ``query`` holds, and the same for its
+        server name's product words."""
+        said = frozenset(tokenize(query))
+        return self._tools.share(said), self._servers.share(said)[self._tool_server]

@@ -176,9 +176,9 @@ class ToolIndex:
 
     @property
     def names(self) -> NameMatch:
-        """The name channel (built on first use from the tool ids)."""
+        """The name channel (built on first use from the tool and server ids)."""
         if self._names is None:
-            self._names = NameMatch(self.tool_ids, self.tool_server)
+            self._names = NameMatch(self.tool_ids, self.servers, self.tool_server)
         return self._names
 
     def position(self, server: str, tool: str) -> int | None:
@@ -213,6 +213,7 @@ class ToolIndex:
         if names is None:
             names = bool(self.hybrid_params.w_name or self.hybrid_params.w_server_name)
         q = embed_queries(self.embedder, [query])[0] if query_vec is None else query_vec
+        name_share, server_name_share = self.names.shares(words) if names else (None, None)
         stats = self.vectors.stats(q[None, :])
         steps = None if step_vecs is None else self.vectors.cosines(step_vecs)
         return Evidence(
@@ -222,8 +223,8 @@ class ToolIndex:
             server_cos=self.server_vectors @ q,
             bm25=self.lexical.scores(words),
             coverage=self.lexical.coverage(words),
-            name_share=self.names.tool_share(words) if names else None,
-            server_name_share=self.names.server_share(words) if names else None,
+            name_share=name_share,
+            server_name_share=server_name_share,
             tool_server=self.tool_server,
             n_servers=len(self.servers),
             dense_stats=stats[0] if stats else None,

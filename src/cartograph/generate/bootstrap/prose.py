@@ -111,9 +111,7 @@ def purpose_of(text: str, names: frozenset[str] = frozenset()) -> Purpose:
         if found and (_MODAL.search(sentence) or _RETURNS.match(sentence)):
             continue  # a rule for the caller, or what comes back: not what the tool does
         if found and _SUITS.match(sentence):
-            rest = _SUITS.sub("", sentence, count=1)
-            for pattern, replacement in _SECOND_PERSON:
-                rest = pattern.sub(replacement, rest)
+            rest = _unaddressed(_SUITS.sub("", sentence, count=1))
             lead = "It helps with " if rest.split()[0].lower().endswith("ing") else "It suits "
             sentence = lead + rest
             found.append((sentence.rstrip(".") + ".", "suit"))
@@ -179,9 +177,7 @@ def _normalise(
         text = LABELS.sub("", text)
         if text == before:
             break
-    for pattern, replacement in _SECOND_PERSON:
-        text = pattern.sub(replacement, text)
-    text = _PAREN.sub("", text)
+    text = _PAREN.sub("", _unaddressed(text))
     text = _LONG_PAREN.sub(lambda m: m.group(0) if len(m.group(0).split()) <= 8 else "", text)
     parts = text.split()
     if len(parts) > 1 and _IDENT.match(parts[0]) and base_verb(core(parts[1])):
@@ -263,6 +259,13 @@ def _imperative(words: list[str], context: str) -> str | None:
 
 
 _RELATIVE = wordset("that which who whose where")
+
+
+def _unaddressed(text: str) -> str:
+    """``text`` with its words to the reader ("your project") said of the user or the tool."""
+    for pattern, replacement in _SECOND_PERSON:
+        text = pattern.sub(replacement, text)
+    return text
 
 
 def _third_person(word: str) -> bool:

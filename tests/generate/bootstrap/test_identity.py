@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from cartograph.generate.bootstrap.identity import product_of
 from cartograph.generate.bootstrap.schema import example_arguments
-from cartograph.generate.bootstrap.siblings import closest, contrast, profile
+from cartograph.generate.bootstrap.siblings import apart, closest, contrast, profile
 from cartograph.upstream.snapshot import ServerSnapshot
 
 
@@ -113,3 +113,13 @@ def test_contrast_says_what_differs_from_the_closest_sibling() -> None:
     assert "is the v2 version" in contrast(
         v2, profile("search", "search", "Search.", ["q"], [], "read")
     )
+
+
+def test_apart_leads_with_the_product_once_not_its_fragments() -> None:
+    mine = profile("create_merge_request", "create", "Create a merge request.", ["id"], [], "write")
+    theirs = profile(
+        "create_merge_request_note", "create", "Add a note to a merge request.", ["id"], [], "write"
+    )
+    said = apart(mine, [theirs], ("gitlab", "git", "lab"))
+    assert said.startswith("What sets it apart: it covers gitlab")
+    assert "git and lab" not in said and " lab" not in said

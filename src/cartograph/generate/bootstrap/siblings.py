@@ -140,6 +140,7 @@ def apart(me: Profile, rivals: Sequence[Profile], lead_words: Sequence[str] = ()
     their words is used: naming them made the card match *their* tasks, and three words kept
     the vector nearest the tool's own (measured for issue 19, docs/rift.md). ``lead_words``
     (the product's name, against another server's tool) come first."""
+    lead_words = [w for w in lead_words if not any(w != o and w in o for o in lead_words)]
     taken = {w for r in rivals for w in r.words}
     taken_stems = {_stem(w) for w in taken}
     own = [

@@ -47,4 +47,5 @@ def _flag_cluster(
         out.setdefault((server, tool), []).extend(mates)
         rival = (cluster.rivals or {}).get(label) if low else None
         if rival in by_label and frozenset((label, rival)) not in subs:
-            out.setdefault(tuple(by_label[rival]), []).append(f"{server}/{tool}")
+            rival_server, rival_tool = by_label[rival]
+            out.setdefault((rival_server, rival_tool), []).append(f"{server}/{tool}")

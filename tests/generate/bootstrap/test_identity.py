@@ -3,7 +3,9 @@
 
 from __future__ import annotations
 
+from cartograph.generate.bootstrap.generator import generate_card
 from cartograph.generate.bootstrap.identity import product_of
+from cartograph.generate.bootstrap.lexicon import sql_gloss
 from cartograph.generate.bootstrap.schema import example_arguments
 from cartograph.generate.bootstrap.siblings import apart, closest, contrast, profile
 from cartograph.upstream.snapshot import ServerSnapshot
@@ -75,6 +77,13 @@ def test_example_values_are_ones_a_server_can_accept() -> None:
     assert args({"target": {"type": "string"}}, "git", "diff") == {"target": "HEAD"}
     sql = {"query": {"type": "string", "description": "SELECT SQL query to execute"}}
     assert args(sql, "read", "query") == {"query": "SELECT 1"}
+    # a tool that only writes (sqlite's write_query rejects SELECT) gets a statement it runs
+    any_sql = {"query": {"type": "string", "description": "SQL query to execute"}}
+    assert args(any_sql, "write", "query")["query"].startswith("INSERT INTO ")
+    assert args(any_sql, "execute", "sql") == {"query": "SELECT 1"}
+    create = {"query": {"type": "string", "description": "CREATE TABLE SQL statement"}}
+    assert args(create, "create", "table")["query"].startswith("CREATE TABLE ")
+    assert args(any_sql, "apply", "migration")["query"].startswith("CREATE TABLE ")
     quoted = {
         "branch_type": {
             "type": "string",
@@ -123,3 +132,27 @@ def test_apart_leads_with_the_product_once_not_its_fragments() -> None:
     said = apart(mine, [theirs], ("gitlab", "git", "lab"))
     assert said.startswith("What sets it apart: it covers gitlab")
     assert "git and lab" not in said and " lab" not in said
+
+
+def test_sql_statements_rank_by_what_they_do_and_get_examples_of_their_kind() -> None:
+    write = "Execute an INSERT, UPDATE, or DELETE query on the SQLite database"
+    assert sql_gloss(write) == ["add", "rows", "records", "change", "remove"]
+    assert sql_gloss("Send a DELETE request to the URL.") == []  # not SQL
+    query = {"query": {"type": "string", "description": "SQL query to execute"}}
+    server = _server(
+        "sqlite",
+        tools=[
+            {
+                "name": "write_query",
+                "description": write,
+                "inputSchema": {"type": "object", "properties": query, "required": ["query"]},
+            },
+            {"name": "list_tables", "description": "List all tables in the SQLite database"},
+        ],
+    )
+    card = generate_card(server, created_at="2026-12-06T00:00:00Z").card
+    entry = card.tool("write_query")
+    assert entry is not None
+    assert {"add", "rows", "records"} <= set(entry.keywords)  # ranking-only words
+    assert "rows" not in entry.summary  # never in what the agent reads
+    assert entry.examples and entry.examples[0].arguments["query"].startswith("INSERT INTO ")

@@ -7,6 +7,8 @@ Data only, plus lookups over it; nothing here reads files.
 
 from __future__ import annotations
 
+import re
+
 from cartograph.generate.text import wordset
 
 
@@ -329,6 +331,30 @@ def noun_synonyms(word: str) -> tuple[str, ...]:
     if word.endswith("s") and word[:-1] in NOUN_SYNONYMS:
         return NOUN_SYNONYMS[word[:-1]]
     return ()
+
+
+# SQL statements a description names in capitals -> the words a user says for what they do
+_SQL_STATEMENT = re.compile(r"\b(SELECT|INSERT|UPDATE|DELETE)\b")
+_SQL_CONTEXT = re.compile(r"\b(?:sql|sqlite|quer(?:y|ies)|statements?)\b", re.IGNORECASE)
+_SQL_GLOSS = {
+    "SELECT": ("read", "rows", "records"),
+    "INSERT": ("add", "rows", "records"),
+    "UPDATE": ("change", "rows", "records"),
+    "DELETE": ("remove", "rows", "records"),
+}
+
+
+def sql_gloss(text: str) -> list[str]:
+    """What the SQL statements named in ``text`` do, in a user's words ("Run an INSERT,
+    UPDATE, or DELETE query" -> add, rows, records, change, remove): a user asks to "add a
+    row", not to "run an INSERT". Only capitals in a text that speaks of SQL or queries count
+    (an HTTP ``DELETE`` request is not a row)."""
+    if not _SQL_CONTEXT.search(text):
+        return []
+    out: list[str] = []
+    for statement in _SQL_STATEMENT.findall(text):
+        out += [w for w in _SQL_GLOSS[statement] if w not in out]
+    return out
 
 
 def cjk_gloss(text: str) -> list[str]:

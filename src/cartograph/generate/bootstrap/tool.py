@@ -21,6 +21,7 @@ from cartograph.generate.bootstrap.lexicon import (
     canonical_verb,
     cjk_gloss,
     noun_synonyms,
+    sql_gloss,
     verb_of,
     verb_synonyms,
 )
@@ -299,7 +300,8 @@ def _keywords(r: _Read, product: Product, title: str | None) -> tuple[str, ...]:
     words += r.objects
     words += [s for obj in r.objects for s in noun_synonyms(obj)]
     words += content_words(title or "", exclude=r.name_words)
-    hints = [*r.gloss, *cjk_segments(r.kept)[:8], *r.hints, *r.param_hints[:24], *choices[:20]]
+    hints = [*r.gloss, *sql_gloss(r.kept), *cjk_segments(r.kept)[:8], *r.hints]
+    hints += [*r.param_hints[:24], *choices[:20]]
     head = list(dict.fromkeys(w.lower() for w in words if w))
     rest = [w for w in dict.fromkeys(w.lower() for w in hints if w) if w not in head]
     # the description's words in sorted order: they rank, but never read as its sentences

@@ -1,8 +1,9 @@
 """Example values for one string or number parameter, from what the schema and the
 parameter's description say and from its name: a format (``date``, ``uri``), a format the
-description spells out (``HH:MM``), quoted examples in the description, a SQL statement where
-the parameter takes SQL, ``HEAD`` for a git revision, a relative path (``.`` for a folder or
-repository, ``README.md`` for a file) and otherwise a stock value for the name.
+description spells out (``HH:MM``), quoted examples in the description, a SQL statement of the
+kind the tool runs where the parameter takes SQL, ``HEAD`` for a git revision, a relative path
+(``.`` for a folder or repository, ``README.md`` for a file) and otherwise a stock value for the
+name.
 
 Pure functions.
 """
@@ -109,13 +110,30 @@ def _by_role(words: list[str], description: str, context: frozenset[str]) -> str
     if named & _REVISION_WORDS or ("target" in named and vcs):
         return "HEAD"
     if "sql" in named or (named & {"query", "statement", "sql"} and _SQL.search(description)):
-        return "SELECT 1"
+        return _sql_for(description, context)
     if named & _REPO_WORDS and (named & {"path", "dir"} or ("repo" in named and vcs)):
         return "."  # a local checkout; a bare "repo" next to an owner is a repository name
     if named & _PATH_WORDS:
         folder = named & {"dir", "directory", "folder"} or context & _FOLDER_WORDS
         return "." if folder else "README.md"
     return ""
+
+
+_CREATE_SQL = "CREATE TABLE example (id INTEGER PRIMARY KEY, name TEXT)"
+_INSERT_SQL = "INSERT INTO example (name) VALUES ('example')"
+_WRITE_WORDS = wordset("write insert update modify change delete")
+
+
+def _sql_for(description: str, context: frozenset[str]) -> str:
+    """A statement of the kind the parameter or the tool names: a table to create for
+    ``create_table`` or "CREATE TABLE SQL statement", a row to insert for ``write_query``, else
+    a query that reads (a tool that only accepts writes rejects ``SELECT 1``)."""
+    upper = description.upper()
+    if "CREATE TABLE" in upper or {"create", "table"} <= context or "migration" in context:
+        return _CREATE_SQL
+    if re.search(r"\bINSERT\b", upper) or context & _WRITE_WORDS:
+        return _INSERT_SQL
+    return "SELECT 1"
 
 
 def _quoted_example(description: str, name: str) -> str:

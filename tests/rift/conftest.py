@@ -13,6 +13,7 @@ from click.testing import CliRunner
 
 from cartograph.cli import main
 from cartograph.rift import RiftReport
+from cartograph.rift.report import ClusterReport
 from cartograph.rift.workspace import run_rift
 from cartograph.storage import open_store
 from cartograph.workspace import Workspace
@@ -21,6 +22,28 @@ SHARED = Path(__file__).resolve().parents[3] / "shared"
 CATALOG = SHARED / "fleet" / "catalog.json"
 SERVERS = ("filesystem", "desktop-commander", "git", "time", "memory")
 needs_catalog = pytest.mark.skipif(not CATALOG.is_file(), reason="shared fleet catalog absent")
+
+
+def cluster_report(
+    members: list[tuple[str, str]],
+    margins: dict[str, float | None],
+    rivals: dict[str, str | None],
+    risk: str,
+    substitutes: list[list[str]] | None = None,
+) -> ClusterReport:
+    """A hand-built cluster for the pure rules (margin_min from ``margins``; no tokens)."""
+    return ClusterReport(
+        members=members,
+        cohesion=0.8,
+        margin_min=min((m for m in margins.values() if m is not None), default=None),
+        risk=risk,  # type: ignore[arg-type]
+        shared_tokens=[],
+        distinct_tokens={},
+        diagnosis="",
+        margins=margins,
+        rivals=rivals,
+        substitutes=substitutes or [],
+    )
 
 
 def cli(home: Path, *args: str):

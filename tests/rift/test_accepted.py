@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 
 import pytest
-from tests.rift.conftest import cli
+from tests.rift.conftest import cli, cluster_report
 
 from cartograph.errors import ConfigError
 from cartograph.rift.accepted import (
@@ -24,30 +24,14 @@ from cartograph.rift.report import ClusterReport, RiftReport, Summary
 CONFIG = {"method": "rift", "margin_high": 0.1, "margin_medium": 0.2}
 
 
-def _cluster(
-    members: list[tuple[str, str]], margins: dict, rivals: dict, risk: str
-) -> ClusterReport:
-    return ClusterReport(
-        members=members,
-        cohesion=0.8,
-        margin_min=min((m for m in margins.values() if m is not None), default=None),
-        risk=risk,  # type: ignore[arg-type]
-        shared_tokens=[],
-        distinct_tokens={},
-        diagnosis="",
-        margins=margins,
-        rivals=rivals,
-    )
-
-
 def _report() -> RiftReport:
-    family = _cluster(
+    family = cluster_report(
         [("gh", "list_issues"), ("gh", "get_issue"), ("gh", "search_issues")],
         {"list_issues": -0.05, "get_issue": 0.3, "search_issues": 0.15},
         {"list_issues": "get_issue", "get_issue": "list_issues", "search_issues": "list_issues"},
         "HIGH",
     )
-    twins = _cluster(
+    twins = cluster_report(
         [("a", "read"), ("b", "read")],
         {"a/read": 0.12, "b/read": 0.4},
         {"a/read": "b/read", "b/read": "a/read"},

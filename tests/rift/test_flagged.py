@@ -2,29 +2,10 @@
 
 from __future__ import annotations
 
+from tests.rift.conftest import cluster_report
+
 from cartograph.rift import RiftReport, flagged_tools
 from cartograph.rift.report import ClusterReport, Summary
-
-
-def _cluster(
-    risk: str,
-    margins: dict[str, float | None],
-    rivals: dict[str, str | None],
-    server: str = "s",
-    substitutes: list[list[str]] | None = None,
-) -> ClusterReport:
-    return ClusterReport(
-        members=[(server, name) for name in margins],
-        cohesion=0.7,
-        margin_min=min((m for m in margins.values() if m is not None), default=None),
-        risk=risk,  # type: ignore[arg-type]
-        shared_tokens=[],
-        distinct_tokens={},
-        diagnosis="",
-        margins=margins,
-        rivals=rivals,
-        substitutes=substitutes or [],
-    )
 
 
 def _report(*clusters: ClusterReport) -> RiftReport:
@@ -36,10 +17,12 @@ def _report(*clusters: ClusterReport) -> RiftReport:
 
 
 def test_the_low_member_and_the_rival_that_beat_it_are_both_rewritten() -> None:
-    cluster = _cluster(
-        "HIGH",
+    names = ("get_lineage", "get_lineage_dev", "get_model")
+    cluster = cluster_report(
+        [("s", n) for n in names],
         {"get_lineage": -0.2, "get_lineage_dev": 0.3, "get_model": 0.15},
         {"get_lineage": "get_lineage_dev", "get_lineage_dev": "get_lineage", "get_model": None},
+        "HIGH",
     )
     flagged = flagged_tools(_report(cluster))
     assert flagged[("s", "get_lineage")] == ["s/get_lineage_dev", "s/get_model"]
@@ -49,24 +32,23 @@ def test_the_low_member_and_the_rival_that_beat_it_are_both_rewritten() -> None:
 
 
 def test_only_high_clusters_flag_and_mates_are_not_repeated() -> None:
-    medium = _cluster("MEDIUM", {"a": 0.05, "b": 0.1}, {"a": "b", "b": "a"}, server="m")
-    both_low = _cluster("HIGH", {"x": -0.1, "y": -0.05}, {"x": "y", "y": "x"})
+    medium = cluster_report(
+        [("m", "a"), ("m", "b")], {"a": 0.05, "b": 0.1}, {"a": "b", "b": "a"}, "MEDIUM"
+    )
+    both_low = cluster_report(
+        [("s", "x"), ("s", "y")], {"x": -0.1, "y": -0.05}, {"x": "y", "y": "x"}, "HIGH"
+    )
     flagged = flagged_tools(_report(medium, both_low))
     assert set(flagged) == {("s", "x"), ("s", "y")}
     assert flagged[("s", "x")] == ["s/y"] and flagged[("s", "y")] == ["s/x"]
 
 
 def test_a_substitute_is_never_a_rival_to_rewrite_against() -> None:
-    cluster = ClusterReport(
-        members=[("git", "git_add"), ("git-cyanheads", "git_add"), ("git", "git_commit")],
-        cohesion=0.7,
-        margin_min=-0.2,
-        risk="HIGH",
-        shared_tokens=[],
-        distinct_tokens={},
-        diagnosis="",
-        margins={"git/git_add": None, "git-cyanheads/git_add": -0.2, "git/git_commit": 0.4},
-        rivals={"git-cyanheads/git_add": "git/git_add"},
+    cluster = cluster_report(
+        [("git", "git_add"), ("git-cyanheads", "git_add"), ("git", "git_commit")],
+        {"git/git_add": None, "git-cyanheads/git_add": -0.2, "git/git_commit": 0.4},
+        {"git-cyanheads/git_add": "git/git_add"},
+        "HIGH",
         substitutes=[["git/git_add", "git-cyanheads/git_add"]],
     )
     flagged = flagged_tools(_report(cluster))

@@ -70,6 +70,25 @@ def test_scores_are_one_logit_a_pair_whatever_the_batch(reranker):
     assert reranker.score(query, []).shape == (0,)
 
 
+def test_each_pair_runs_unpadded_with_the_logits_of_a_padded_batch(reranker):
+    query = "remember that Alice works at Acme"
+    docs = ["memory create_entities: Store facts about people. [memory]", "time now. [time]"] + [
+        "slack post_message: Send a message to a channel, with a thread and attachments. " * i
+        for i in range(1, 4)
+    ]
+    encs = reranker._tok.encode_batch(  # the tokenizer pads a batch to its longest pair
+        [(query, d) for d in docs]
+    )
+    assert len({sum(e.attention_mask) for e in encs}) == len(docs)  # really different lengths
+    feeds = {
+        "input_ids": np.asarray([e.ids for e in encs], dtype=np.int64),
+        "attention_mask": np.asarray([e.attention_mask for e in encs], dtype=np.int64),
+        "token_type_ids": np.asarray([e.type_ids for e in encs], dtype=np.int64),
+    }
+    (padded,) = reranker._sess.run(["logits"], feeds)
+    assert np.allclose(reranker.score(query, docs), np.asarray(padded).reshape(-1), atol=1e-3)
+
+
 def test_the_trained_head_prefers_the_tool_that_does_the_task(reranker):
     query = "show the last commits of the git repository"
     fits = "git log: Show the commit history of the repository, newest first. [git]"

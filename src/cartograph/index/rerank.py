@@ -12,7 +12,7 @@ The model is ``minilm-rerank``: all-MiniLM-L6-v2 (6 layers) with a one-logit hea
 package data, sha256-checked when first loaded (once a process, like the embedders). It is off
 unless asked for (``discover --rerank``, or ``"rerank": true`` in ``<home>/config.json`` for the
 proxy), because it did not measure better than stage one on the tune parts, and it costs about
-16 ms a pair (docs/benchmarks.md, "Reranker").
+10 ms a pair at 2.6k tools (docs/benchmarks.md, "Reranker").
 """
 
 from __future__ import annotations
@@ -38,6 +38,7 @@ tool from far below the top 5)."""
 RERANK_ENV = "CARTOGRAPH_RERANK"
 """``1``/``0`` turns reranking on or off for every command and the proxy (wins over config)."""
 BATCH = 32
+"""Pairs tokenized together (each still runs alone, unpadded)."""
 
 
 class Reranker:
@@ -54,18 +55,28 @@ class Reranker:
         self._sess, self._run_options = cpu_session(folder / "model.onnx", threads)
 
     def score(self, query: str, documents: Sequence[str]) -> np.ndarray:
-        """The logit of each document for ``query`` (higher: more relevant)."""
-        out: list[np.ndarray] = []
+        """The logit of each document for ``query`` (higher: more relevant).
+
+        Each pair runs alone at its own length: in a padded batch every pair pays for the
+        longest one (discover p50 at 2.6k tools 240 -> 198 ms, 9.6k 404 -> 276 ms, the same logits;
+        docs/benchmarks.md "Reranker"), and the activations held at once are one pair's.
+        """
+        out = np.zeros(len(documents))
         for lo in range(0, len(documents), BATCH):
             encs = self._tok.encode_batch([(query, d) for d in documents[lo : lo + BATCH]])
-            feeds = {
-                "input_ids": np.asarray([e.ids for e in encs], dtype=np.int64),
-                "attention_mask": np.asarray([e.attention_mask for e in encs], dtype=np.int64),
-                "token_type_ids": np.asarray([e.type_ids for e in encs], dtype=np.int64),
-            }
-            (logits,) = self._sess.run(["logits"], feeds, self._run_options)
-            out.append(np.asarray(logits, dtype=np.float64).reshape(-1))
-        return np.concatenate(out) if out else np.zeros(0)
+            for i, enc in enumerate(encs):
+                n = sum(enc.attention_mask)
+                feeds = {
+                    name: np.asarray([values[:n]], dtype=np.int64)
+                    for name, values in (
+                        ("input_ids", enc.ids),
+                        ("attention_mask", enc.attention_mask),
+                        ("token_type_ids", enc.type_ids),
+                    )
+                }
+                (logits,) = self._sess.run(["logits"], feeds, self._run_options)
+                out[lo + i] = float(np.asarray(logits).reshape(-1)[0])
+        return out
 
 
 _loaded: dict[tuple[Path, int | None], Reranker] = {}

@@ -37,8 +37,6 @@ RERANK_DEPTH = 20
 tool from far below the top 5)."""
 RERANK_ENV = "CARTOGRAPH_RERANK"
 """``1``/``0`` turns reranking on or off for every command and the proxy (wins over config)."""
-BATCH = 32
-"""Pairs tokenized together (each still runs alone, unpadded)."""
 
 
 class Reranker:
@@ -62,20 +60,18 @@ class Reranker:
         docs/benchmarks.md "Reranker"), and the activations held at once are one pair's.
         """
         out = np.zeros(len(documents))
-        for lo in range(0, len(documents), BATCH):
-            encs = self._tok.encode_batch([(query, d) for d in documents[lo : lo + BATCH]])
-            for i, enc in enumerate(encs):
-                n = sum(enc.attention_mask)
-                feeds = {
-                    name: np.asarray([values[:n]], dtype=np.int64)
-                    for name, values in (
-                        ("input_ids", enc.ids),
-                        ("attention_mask", enc.attention_mask),
-                        ("token_type_ids", enc.type_ids),
-                    )
-                }
-                (logits,) = self._sess.run(["logits"], feeds, self._run_options)
-                out[lo + i] = float(np.asarray(logits).reshape(-1)[0])
+        for i, enc in enumerate(self._tok.encode_batch([(query, d) for d in documents])):
+            n = sum(enc.attention_mask)  # the tokenizer pads on the right
+            feeds = {
+                name: np.asarray([values[:n]], dtype=np.int64)
+                for name, values in (
+                    ("input_ids", enc.ids),
+                    ("attention_mask", enc.attention_mask),
+                    ("token_type_ids", enc.type_ids),
+                )
+            }
+            (logits,) = self._sess.run(["logits"], feeds, self._run_options)
+            out[i] = float(np.asarray(logits).reshape(-1)[0])
         return out
 
 

@@ -101,8 +101,16 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--limit", type=int, default=0, help="at most N tasks a set (0: all)")
     ap.add_argument("--write-mix", action="store_true", help="record the chosen mix in --model")
     ap.add_argument("--json", type=Path, default=None, help="also write the rows here")
+    ap.add_argument(
+        "--matmul",
+        choices=("manifest", "float", "int8"),
+        default="manifest",
+        help="weight products in float (as exported) or int8 (DynamicQuantizeMatMul); "
+        "default: as the model's manifest says",
+    )
     args = ap.parse_args(argv)
-    reranker = load_reranker(args.model, threads=1)
+    int8 = {"manifest": None, "float": False, "int8": True}[args.matmul]
+    reranker = load_reranker(args.model, threads=1, int8_matmul=int8)
     found = {s: got for s in args.sets if (got := candidates(s, reranker, args.depth, args.limit))}
     data = {s: got[0] for s, got in found.items()}
     tune = [s for s in data if s in TUNE_PARTS]
@@ -129,7 +137,8 @@ def main(argv: list[str] | None = None) -> int:
             f"tune parts {tune}: mean R@1 + R@5 stage one {tune_score(None):.3f}, "
             f"mix {chosen} {tune_score(chosen):.3f}: reranking is {verdict} than stage one"
         )
-    print(f"chosen mix {chosen}; model {reranker.model}")
+    matmul = "int8" if reranker.int8_matmul else "float"
+    print(f"chosen mix {chosen}; model {reranker.model}, {matmul} weight products")
     cost = {}
     for s in ("fleet", "union"):
         if s in found:

@@ -70,7 +70,8 @@ def test_scores_are_one_logit_a_pair_whatever_the_batch(reranker):
     assert reranker.score(query, []).shape == (0,)
 
 
-def test_each_pair_runs_unpadded_with_the_logits_of_a_padded_batch(reranker):
+def test_each_pair_runs_unpadded_with_the_logits_of_a_padded_batch():
+    reranker = load_reranker(int8_matmul=False)  # int8 products quantise the padding too
     query = "remember that Alice works at Acme"
     docs = ["memory create_entities: Store facts about people. [memory]", "time now. [time]"] + [
         "slack post_message: Send a message to a channel, with a thread and attachments. " * i
@@ -87,6 +88,40 @@ def test_each_pair_runs_unpadded_with_the_logits_of_a_padded_batch(reranker):
     }
     (padded,) = reranker._sess.run(["logits"], feeds)
     assert np.allclose(reranker.score(query, docs), np.asarray(padded).reshape(-1), atol=1e-3)
+
+
+TASKS = {
+    "show the last commits of the git repository": [
+        "git log: Show the commit history of the repository, newest first. [git]",
+        "git commit: Record staged changes as a new commit. [git]",
+        "git diff: Show the changes between the working tree and the index. [git]",
+        "github list_commits: List the commits of a branch on GitHub. [github]",
+        "slack post_message: Post a message to a Slack channel. [slack]",
+    ],
+    "remember that Alice works at Acme": [
+        "memory create_entities: Store new people, places and facts in the knowledge graph.",
+        "memory add_observations: Add facts to an entity already in the knowledge graph.",
+        "memory read_graph: Read the whole knowledge graph.",
+        "everything toggle_subscriber_updates: Turn resource update notifications on or off.",
+        "time get_current_time: Tell the current time in a timezone.",
+    ],
+}
+
+
+def test_int8_weight_products_rank_the_pairs_as_float_ones_do():
+    int8 = load_reranker(int8_matmul=True)
+    floats = load_reranker(int8_matmul=False)
+    assert int8.int8_matmul and not floats.int8_matmul and int8._sess is not floats._sess
+    gaps = []
+    for task, docs in TASKS.items():
+        a, b = int8.score(task, docs), floats.score(task, docs)
+        assert not np.array_equal(a, b)  # really another computation
+        gaps += list(np.abs(a - b))
+    # measured 0.10 mean, 0.70 most over 800 fleet pairs with logits spread over 4.2; a wrong
+    # scale or weight layout moves logits by whole units
+    assert np.mean(gaps) < 0.15 and np.max(gaps) < 0.5, gaps
+    git = next(iter(TASKS))
+    assert np.argmax(int8.score(git, TASKS[git])) == np.argmax(floats.score(git, TASKS[git])) == 0
 
 
 def test_the_trained_head_prefers_the_tool_that_does_the_task(reranker):

@@ -282,7 +282,9 @@ class OnnxMiniLM(_MiniLMBase):
         return np.asarray(hidden, dtype=np.float32)
 
 
-def cpu_session(path: Path, threads: int | None = None) -> tuple[Any, Any]:
+def cpu_session(
+    path: Path, threads: int | None = None, int8_matmul: bool = False
+) -> tuple[Any, Any]:
     """An onnxruntime CPU session of the int8 model at ``path`` (:func:`lean_session`) on
     :func:`embed_threads` threads, and the run options to call it with; :class:`EmbedderError`
     naming the file when onnxruntime cannot load it."""
@@ -299,25 +301,30 @@ def cpu_session(path: Path, threads: int | None = None) -> tuple[Any, Any]:
     run_options = ort.RunOptions()
     run_options.add_run_config_entry("memory.enable_memory_arena_shrinkage", "cpu:0")
     try:
-        session = lean_session(ort, path, opts)
+        session = lean_session(ort, path, opts, int8_matmul)
     except Exception as exc:  # onnxruntime raises its own untyped errors
         raise EmbedderError(f"{path}: onnxruntime cannot load it: {exc}") from exc
     heap.release()  # loading allocates and frees about 60 MB more than the session keeps
     return session, run_options
 
 
-def lean_session(ort: Any, path: Path, opts: Any) -> Any:
-    """An onnxruntime session of ``path`` with its tables gathered before dequantising.
+def lean_session(ort: Any, path: Path, opts: Any, int8_matmul: bool = False) -> Any:
+    """An onnxruntime session of ``path`` with its tables gathered before dequantising, and with
+    ``int8_matmul`` its weight products run on int8 (:func:`multiply_int8_weights`: less memory
+    and time, not the same numbers; the reranker's choice, docs/models.md).
 
     The rewritten model goes through a temporary file: given bytes, onnxruntime's Python
     session keeps them (23 MB) for as long as it lives.
     """
-    from cartograph.index.onnx_lean import gather_before_dequantise
+    from cartograph.index.onnx_lean import gather_before_dequantise, multiply_int8_weights
 
     providers = ["CPUExecutionProvider"]
     lean, tables = b"", []
     try:
         lean, tables = gather_before_dequantise(path.read_bytes())
+        if int8_matmul:
+            lean, weights = multiply_int8_weights(lean)
+            tables += weights
     except ValueError as exc:
         logger.warning("%s: not rewritten (%s); loading it as it is", path, exc)
     if not tables:
@@ -326,5 +333,5 @@ def lean_session(ort: Any, path: Path, opts: Any) -> Any:
         lean_path = Path(tmp) / path.name
         lean_path.write_bytes(lean)
         del lean
-        logger.debug("%s: gathering %s before dequantising", path, ", ".join(tables))
+        logger.debug("%s: rewrote %s", path, ", ".join(tables))
         return ort.InferenceSession(str(lean_path), sess_options=opts, providers=providers)

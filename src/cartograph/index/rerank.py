@@ -9,10 +9,12 @@ more than 20 tools reranks all of them.
 
 The model is ``minilm-rerank``: all-MiniLM-L6-v2 (6 layers) with a one-logit head, trained by
 ``scripts/train_reranker.py`` on the encoder's training triplets and shipped as int8 ONNX
-package data, sha256-checked when first loaded (once a process, like the embedders). It is off
+package data, sha256-checked when first loaded (once a process, like the embedders). Its
+manifest's ``"matmul": "int8"`` runs the weight products on int8
+(:func:`~cartograph.index.onnx_lean.multiply_int8_weights`). It is off
 unless asked for (``discover --rerank``, or ``"rerank": true`` in ``<home>/config.json`` for the
 proxy), because it did not measure better than stage one on the tune parts, and it costs about
-10 ms a pair at 2.6k tools (docs/benchmarks.md, "Reranker").
+4.3 ms a pair at 2.6k tools with int8 products (docs/benchmarks.md, "Reranker").
 """
 
 from __future__ import annotations
@@ -42,15 +44,24 @@ RERANK_ENV = "CARTOGRAPH_RERANK"
 class Reranker:
     """A cross-encoder over ONNX: one relevance logit per (query, document) pair."""
 
-    def __init__(self, folder: Path, manifest: dict[str, Any], threads: int | None = None) -> None:
+    def __init__(
+        self,
+        folder: Path,
+        manifest: dict[str, Any],
+        threads: int | None = None,
+        int8_matmul: bool | None = None,
+    ) -> None:
         from cartograph.index.minilm import cpu_session, load_tokenizer
 
         self.folder = folder
         self.manifest = manifest
         self.mix = float(manifest.get("mix", 1.0))
+        self.int8_matmul = manifest.get("matmul") == "int8" if int8_matmul is None else int8_matmul
         self.model = f"cartograph/{folder.name}@{manifest['files']['model.onnx'][:12]}"
         self._tok = load_tokenizer(int(manifest.get("max_length", 128)), folder / "tokenizer.json")
-        self._sess, self._run_options = cpu_session(folder / "model.onnx", threads)
+        self._sess, self._run_options = cpu_session(
+            folder / "model.onnx", threads, int8_matmul=self.int8_matmul
+        )
 
     def score(self, query: str, documents: Sequence[str]) -> np.ndarray:
         """The logit of each document for ``query`` (higher: more relevant).
@@ -75,20 +86,22 @@ class Reranker:
         return out
 
 
-_loaded: dict[tuple[Path, int | None], Reranker] = {}
+_loaded: dict[tuple[Path, int | None, bool | None], Reranker] = {}
 
 
-def load_reranker(folder: Path | None = None, threads: int | None = None) -> Reranker:
+def load_reranker(
+    folder: Path | None = None, threads: int | None = None, int8_matmul: bool | None = None
+) -> Reranker:
     """The shipped reranker (or the one in ``folder``), every file checked against its manifest
     on the first load; later loads in the process (the proxy reopens its index whenever the
-    cards change) share it."""
+    cards change) share it. ``int8_matmul`` overrides the manifest's ``matmul`` (benchmarks)."""
     from cartograph.index.packaged import checked_model, models_dir
 
     folder = folder or models_dir() / RERANKER
-    key = (folder, threads)
+    key = (folder, threads, int8_matmul)
     if key not in _loaded:
         checked = checked_model(RERANKER, folder)
-        _loaded[key] = Reranker(folder, checked.manifest, threads)
+        _loaded[key] = Reranker(folder, checked.manifest, threads, int8_matmul)
     return _loaded[key]
 
 

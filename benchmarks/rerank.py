@@ -5,8 +5,10 @@ For each set: the shipped stock index (bootstrap cards, minilm-int8, hybrid), st
 R@3, R@5 and MRR for stage one and for each ``mix`` of the grid (0 = stage one's order, 1 =
 the reranker's alone). The mix is chosen on the tune parts only (the highest mean of R@1 + R@5
 over them) and reported on the test parts, which no choice has seen; ``--write-mix`` records it
-in the model's manifest. The cost is measured on one thread: milliseconds a pair and a
-discover's whole rerank of ``depth`` pairs (p50). Project venv; data from ``../shared``::
+in the model's manifest. The cost: discover's p50/p95 with stage one alone, reranked by one
+worker and by ``--workers`` (default: the CPUs, at most 4), each pair on one onnxruntime
+thread, interleaved task by task; and milliseconds a pair (one worker). Project venv; data
+from ``../shared``::
 
     PYTHONPATH=src:benchmarks .venv/bin/python benchmarks/rerank.py
     PYTHONPATH=src:benchmarks .venv/bin/python benchmarks/rerank.py --model DIR --write-mix
@@ -16,16 +18,25 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from dataclasses import replace
 from pathlib import Path
 
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # as the CLI does (cli/common.py)
 import numpy as np
 
 from cartograph.index import load_embedder, tool_index
 from cartograph.index.packaged import checked_model, file_sha256
-from cartograph.index.rerank import RERANK_DEPTH, RERANKER, load_reranker, mixed_scores, top_indexes
+from cartograph.index.rerank import (
+    RERANK_DEPTH,
+    RERANKER,
+    Reranker,
+    load_reranker,
+    mixed_scores,
+    top_indexes,
+)
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from retrieval import TEST_PARTS, TUNE_PARTS, prepare
@@ -73,22 +84,29 @@ def figures(rows: list[tuple], mix: float | None) -> dict[str, float]:
 
 
 def timings(index, queries, reranker, n: int = 50) -> dict[str, float]:
-    """discover's search p50/p95 in process (k=5) without and with the reranker, and the
-    reranker's own cost a pair, on the reranker's threads (the proxy's: one by default)."""
+    """discover's search p50/p95 in process (k=5): stage one alone, reranked with one worker
+    and with the reranker's workers, interleaved task by task so that all three share the
+    machine's state; and the reranker's cost a pair (one worker: its CPU time)."""
     sample = [q.query for q in queries[:n]]
-    out: dict[str, float] = {"tools": len(index)}
-    for label, model in (("stage_one", None), ("reranked", reranker)):
-        ranked = replace(index, reranker=model)
-        ranked.search("warm up the model", k=5)
-        tool_index._QUERIES._items.clear()  # each pass embeds its queries, as a new task does
-        times = []
-        for q in sample:
+    variants = {"stage_one": None, "reranked_1_worker": reranker}
+    if reranker.workers > 1:
+        one = Reranker(reranker.folder, reranker.manifest, 1, reranker.int8_matmul, workers=1)
+        variants = {"stage_one": None, "reranked_1_worker": one, "reranked": reranker}
+    ranked = {label: replace(index, reranker=model) for label, model in variants.items()}
+    times: dict[str, list[float]] = {label: [] for label in ranked}
+    for idx in ranked.values():
+        idx.search("warm up the model", k=5)
+    for q in sample:
+        for label, idx in ranked.items():
+            tool_index._QUERIES._items.clear()  # each pass embeds its query, as a new task does
             t0 = time.perf_counter()
-            ranked.search(q, k=5)
-            times.append((time.perf_counter() - t0) * 1000)
-        out[f"{label}_p50_ms"] = round(float(np.percentile(times, 50)), 1)
-        out[f"{label}_p95_ms"] = round(float(np.percentile(times, 95)), 1)
-    extra = out["reranked_p50_ms"] - out["stage_one_p50_ms"]
+            idx.search(q, k=5)
+            times[label].append((time.perf_counter() - t0) * 1000)
+    out: dict[str, float] = {"tools": len(index), "workers": reranker.workers}
+    for label, values in times.items():
+        out[f"{label}_p50_ms"] = round(float(np.percentile(values, 50)), 1)
+        out[f"{label}_p95_ms"] = round(float(np.percentile(values, 95)), 1)
+    extra = out["reranked_1_worker_p50_ms"] - out["stage_one_p50_ms"]
     out["ms_per_pair"] = round(extra / RERANK_DEPTH, 2)
     return out
 
@@ -108,9 +126,12 @@ def main(argv: list[str] | None = None) -> int:
         help="weight products in float (as exported) or int8 (DynamicQuantizeMatMul); "
         "default: as the model's manifest says",
     )
+    ap.add_argument(
+        "--workers", type=int, default=None, help="pairs run at once (default: the CPUs, <= 4)"
+    )
     args = ap.parse_args(argv)
     int8 = {"manifest": None, "float": False, "int8": True}[args.matmul]
-    reranker = load_reranker(args.model, threads=1, int8_matmul=int8)
+    reranker = load_reranker(args.model, threads=1, int8_matmul=int8, workers=args.workers)
     found = {s: got for s in args.sets if (got := candidates(s, reranker, args.depth, args.limit))}
     data = {s: got[0] for s, got in found.items()}
     tune = [s for s in data if s in TUNE_PARTS]
@@ -138,7 +159,10 @@ def main(argv: list[str] | None = None) -> int:
             f"mix {chosen} {tune_score(chosen):.3f}: reranking is {verdict} than stage one"
         )
     matmul = "int8" if reranker.int8_matmul else "float"
-    print(f"chosen mix {chosen}; model {reranker.model}, {matmul} weight products")
+    print(
+        f"chosen mix {chosen}; model {reranker.model}, {matmul} weight products, "
+        f"{reranker.workers} worker(s) of one thread"
+    )
     cost = {}
     for s in ("fleet", "union"):
         if s in found:

@@ -17,10 +17,12 @@ from cartograph.index.rerank import (
     RERANK_DEPTH,
     RERANK_ENV,
     RERANKER,
+    WORKERS_ENV,
     Reranker,
     load_reranker,
     mixed_scores,
     rerank_wanted,
+    rerank_workers,
     top_indexes,
     workspace_reranker,
 )
@@ -122,6 +124,30 @@ def test_int8_weight_products_rank_the_pairs_as_float_ones_do():
     assert np.mean(gaps) < 0.15 and np.max(gaps) < 0.5, gaps
     git = next(iter(TASKS))
     assert np.argmax(int8.score(git, TASKS[git])) == np.argmax(floats.score(git, TASKS[git])) == 0
+
+
+def test_pairs_shared_among_workers_get_the_logits_of_one_worker(reranker):
+    one = Reranker(reranker.folder, reranker.manifest, workers=1)
+    four = Reranker(reranker.folder, reranker.manifest, workers=4)
+    assert one._pool is None and four._pool is not None
+    for task, docs in TASKS.items():
+        many = docs * 4  # more pairs than workers, of different lengths
+        assert np.array_equal(four.score(task, many), one.score(task, many))
+    assert four.score("anything", []).shape == (0,)
+
+
+def test_workers_come_from_the_argument_then_the_environment_then_the_cpus(monkeypatch, caplog):
+    monkeypatch.delenv(WORKERS_ENV, raising=False)
+    monkeypatch.setattr("os.cpu_count", lambda: 16)
+    assert rerank_workers() == 4  # at most 4: 20 pairs gain little past that
+    monkeypatch.setattr("os.cpu_count", lambda: None)
+    assert rerank_workers() == 1
+    monkeypatch.setenv(WORKERS_ENV, "3")
+    assert rerank_workers() == 3 and rerank_workers(2) == 2 and rerank_workers(0) == 1
+    monkeypatch.setenv(WORKERS_ENV, "many")
+    with caplog.at_level(logging.WARNING):
+        assert rerank_workers() == 1
+    assert WORKERS_ENV in caplog.text and "'many'" in caplog.text
 
 
 def test_the_trained_head_prefers_the_tool_that_does_the_task(reranker):

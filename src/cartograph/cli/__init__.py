@@ -14,7 +14,13 @@ from typing import NamedTuple
 
 import click
 
-from cartograph.cli.common import AppContext, configure_logging, home_option, store_option
+from cartograph.cli.common import (
+    AppContext,
+    configure_logging,
+    home_option,
+    limit_blas_threads,
+    store_option,
+)
 
 
 class Entry(NamedTuple):
@@ -134,5 +140,6 @@ class LazyGroup(click.Group):
 @click.pass_context
 def main(ctx: click.Context, home: str | None, store: str | None, verbose: int) -> None:
     """Cartograph: one MCP proxy in front of many servers, with signed capability cards."""
+    limit_blas_threads()
     configure_logging(verbose)
     ctx.obj = AppContext(home=home, verbose=verbose, store=store)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 import json
 import logging
+import os
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -195,6 +196,22 @@ def progress(transient: bool = True) -> Progress:
         transient=transient,
         disable=not stderr.is_terminal,
     )
+
+
+BLAS_THREADS_ENV = "OPENBLAS_NUM_THREADS"
+
+
+def limit_blas_threads() -> None:
+    """One BLAS thread for this process unless ``$OPENBLAS_NUM_THREADS`` says otherwise; read
+    when NumPy is first imported, so it is set before any command imports it.
+
+    Ranking's NumPy products are small (a query against 2.6k-9.6k card vectors: about a
+    millisecond on one thread), and after each one OpenBLAS's second thread spins on the other
+    core for milliseconds: on 2 cores the reranker's second worker lost that core to it
+    (discover with the reranker p50 108 -> 97 ms with two workers; with one BLAS thread 106 ->
+    60 ms, docs/benchmarks.md "Reranker"). The embedders keep to one thread for the same reason.
+    """
+    os.environ.setdefault(BLAS_THREADS_ENV, "1")
 
 
 def configure_logging(verbose: int) -> None:

@@ -20,7 +20,9 @@ proxy), because it did not measure better than stage one on the tune parts, and 
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -39,6 +41,22 @@ RERANK_DEPTH = 20
 tool from far below the top 5)."""
 RERANK_ENV = "CARTOGRAPH_RERANK"
 """``1``/``0`` turns reranking on or off for every command and the proxy (wins over config)."""
+WORKERS_ENV = "CARTOGRAPH_RERANK_WORKERS"
+"""How many pairs the reranker runs at once (default: the CPUs, at most 4)."""
+
+
+def rerank_workers(workers: int | None = None) -> int:
+    """Pairs run at once: ``workers``, else ``$CARTOGRAPH_RERANK_WORKERS``, else the CPUs (at
+    most 4). Each pair runs on one onnxruntime thread, so nothing spins while it waits (the
+    reason the embedders keep to one thread); a discover's 20 pairs are shared out instead."""
+    if workers is None:
+        raw = os.environ.get(WORKERS_ENV, "").strip()
+        try:
+            workers = int(raw) if raw else min(4, os.cpu_count() or 1)
+        except ValueError:
+            logger.warning("$%s=%r is not a number; using 1", WORKERS_ENV, raw)
+            workers = 1
+    return max(1, workers)
 
 
 class Reranker:
@@ -50,6 +68,7 @@ class Reranker:
         manifest: dict[str, Any],
         threads: int | None = None,
         int8_matmul: bool | None = None,
+        workers: int | None = None,
     ) -> None:
         from cartograph.index.minilm import cpu_session, load_tokenizer
 
@@ -59,6 +78,8 @@ class Reranker:
         self.int8_matmul = manifest.get("matmul") == "int8" if int8_matmul is None else int8_matmul
         self.model = f"cartograph/{folder.name}@{manifest['files']['model.onnx'][:12]}"
         self._tok = load_tokenizer(int(manifest.get("max_length", 128)), folder / "tokenizer.json")
+        self.workers = rerank_workers(workers)
+        self._pool = ThreadPoolExecutor(self.workers, "rerank") if self.workers > 1 else None
         self._sess, self._run_options = cpu_session(
             folder / "model.onnx", threads, int8_matmul=self.int8_matmul
         )
@@ -68,40 +89,49 @@ class Reranker:
 
         Each pair runs alone at its own length: in a padded batch every pair pays for the
         longest one (discover p50 at 2.6k tools 240 -> 198 ms, 9.6k 404 -> 276 ms, the same logits;
-        docs/benchmarks.md "Reranker"), and the activations held at once are one pair's.
+        docs/benchmarks.md "Reranker"), and the activations held at once are one pair's a
+        worker. The pairs are shared out among :attr:`workers`; a pair's logit does not depend
+        on which worker ran it or on the other pairs.
         """
-        out = np.zeros(len(documents))
-        for i, enc in enumerate(self._tok.encode_batch([(query, d) for d in documents])):
-            n = sum(enc.attention_mask)  # the tokenizer pads on the right
-            feeds = {
-                name: np.asarray([values[:n]], dtype=np.int64)
-                for name, values in (
-                    ("input_ids", enc.ids),
-                    ("attention_mask", enc.attention_mask),
-                    ("token_type_ids", enc.type_ids),
-                )
-            }
-            (logits,) = self._sess.run(["logits"], feeds, self._run_options)
-            out[i] = float(np.asarray(logits).reshape(-1)[0])
-        return out
+        encs = self._tok.encode_batch([(query, d) for d in documents])
+        if self._pool is None or len(encs) < 2:
+            return np.asarray([self._logit(e) for e in encs], dtype=np.float64)
+        return np.asarray(list(self._pool.map(self._logit, encs)), dtype=np.float64)
+
+    def _logit(self, enc: Any) -> float:
+        n = sum(enc.attention_mask)  # the tokenizer pads on the right
+        feeds = {
+            name: np.asarray([values[:n]], dtype=np.int64)
+            for name, values in (
+                ("input_ids", enc.ids),
+                ("attention_mask", enc.attention_mask),
+                ("token_type_ids", enc.type_ids),
+            )
+        }
+        (logits,) = self._sess.run(["logits"], feeds, self._run_options)
+        return float(np.asarray(logits).reshape(-1)[0])
 
 
-_loaded: dict[tuple[Path, int | None, bool | None], Reranker] = {}
+_loaded: dict[tuple[Path, int | None, bool | None, int | None], Reranker] = {}
 
 
 def load_reranker(
-    folder: Path | None = None, threads: int | None = None, int8_matmul: bool | None = None
+    folder: Path | None = None,
+    threads: int | None = None,
+    int8_matmul: bool | None = None,
+    workers: int | None = None,
 ) -> Reranker:
     """The shipped reranker (or the one in ``folder``), every file checked against its manifest
     on the first load; later loads in the process (the proxy reopens its index whenever the
-    cards change) share it. ``int8_matmul`` overrides the manifest's ``matmul`` (benchmarks)."""
+    cards change) share it. ``int8_matmul`` overrides the manifest's ``matmul`` and ``workers``
+    :func:`rerank_workers` (benchmarks)."""
     from cartograph.index.packaged import checked_model, models_dir
 
     folder = folder or models_dir() / RERANKER
-    key = (folder, threads, int8_matmul)
+    key = (folder, threads, int8_matmul, workers)
     if key not in _loaded:
         checked = checked_model(RERANKER, folder)
-        _loaded[key] = Reranker(folder, checked.manifest, threads, int8_matmul)
+        _loaded[key] = Reranker(folder, checked.manifest, threads, int8_matmul, workers)
     return _loaded[key]
 
 

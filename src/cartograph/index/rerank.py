@@ -14,7 +14,8 @@ manifest's ``"matmul": "int8"`` runs the weight products on int8
 (:func:`~cartograph.index.onnx_lean.multiply_int8_weights`). It is off
 unless asked for (``discover --rerank``, or ``"rerank": true`` in ``<home>/config.json`` for the
 proxy), because it did not measure better than stage one on the tune parts, and it costs about
-4.3 ms a pair at 2.6k tools with int8 products (docs/benchmarks.md, "Reranker").
+4 ms a pair at 2.6k tools with int8 products (p50 55 ms with two workers; docs/benchmarks.md,
+"Reranker").
 """
 
 from __future__ import annotations

@@ -41,7 +41,7 @@ from cartograph.index.rerank import (
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from retrieval import TEST_PARTS, TUNE_PARTS, prepare
 
-MIXES = (0.0, 0.2, 0.35, 0.5, 0.65, 0.8, 1.0)
+MIXES = (0.0, 0.1, 0.15, 0.2, 0.35, 0.5, 0.65, 0.8, 1.0)
 SETS = (*TUNE_PARTS, "livemcpbench", "union", "bfcl-live-test", "metatool-test")
 
 

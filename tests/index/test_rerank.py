@@ -24,6 +24,7 @@ from cartograph.index.rerank import (
     rerank_wanted,
     rerank_workers,
     top_indexes,
+    usable_cpus,
     workspace_reranker,
 )
 from cartograph.workspace import Workspace
@@ -136,11 +137,17 @@ def test_pairs_shared_among_workers_get_the_logits_of_one_worker(reranker):
     assert four.score("anything", []).shape == (0,)
 
 
+def test_usable_cpus_follow_the_affinity_mask(monkeypatch):
+    monkeypatch.setattr("os.sched_getaffinity", lambda pid: {0, 3, 5}, raising=False)
+    assert usable_cpus() == 3
+
+
 def test_workers_come_from_the_argument_then_the_environment_then_the_cpus(monkeypatch, caplog):
     monkeypatch.delenv(WORKERS_ENV, raising=False)
-    monkeypatch.setattr("os.cpu_count", lambda: 16)
+    assert rerank_workers() == min(4, usable_cpus())
+    monkeypatch.setattr("cartograph.index.rerank.usable_cpus", lambda: 16)
     assert rerank_workers() == 4  # at most 4: 20 pairs gain little past that
-    monkeypatch.setattr("os.cpu_count", lambda: None)
+    monkeypatch.setattr("cartograph.index.rerank.usable_cpus", lambda: 1)
     assert rerank_workers() == 1
     monkeypatch.setenv(WORKERS_ENV, "3")
     assert rerank_workers() == 3 and rerank_workers(2) == 2 and rerank_workers(0) == 1

@@ -46,6 +46,14 @@ WORKERS_ENV = "CARTOGRAPH_RERANK_WORKERS"
 """How many pairs the reranker runs at once (default: the CPUs, at most 4)."""
 
 
+def usable_cpus() -> int:
+    """The CPUs this process may run on (its affinity mask where the OS has one)."""
+    try:
+        return len(os.sched_getaffinity(0)) or 1
+    except AttributeError:  # macOS, Windows
+        return os.cpu_count() or 1
+
+
 def rerank_workers(workers: int | None = None) -> int:
     """Pairs run at once: ``workers``, else ``$CARTOGRAPH_RERANK_WORKERS``, else the CPUs (at
     most 4). Each pair runs on one onnxruntime thread, so nothing spins while it waits (the
@@ -53,7 +61,7 @@ def rerank_workers(workers: int | None = None) -> int:
     if workers is None:
         raw = os.environ.get(WORKERS_ENV, "").strip()
         try:
-            workers = int(raw) if raw else min(4, os.cpu_count() or 1)
+            workers = int(raw) if raw else min(4, usable_cpus())
         except ValueError:
             logger.warning("$%s=%r is not a number; using 1", WORKERS_ENV, raw)
             workers = 1

@@ -77,8 +77,13 @@ def text_of(driver: Any) -> str:
 
 def wait_for(driver: Any, *needles: str, timeout: float = 20) -> str:
     """The page's main text once it holds every needle (the browser may still be on the page
-    before: a stale element is read again)."""
-    from selenium.common.exceptions import StaleElementReferenceException, TimeoutException
+    before: a stale element, or chromedriver's "unhandled inspector error" while the page it
+    read from is replaced, is read again until the timeout)."""
+    from selenium.common.exceptions import (
+        StaleElementReferenceException,
+        TimeoutException,
+        WebDriverException,
+    )
     from selenium.webdriver.support.ui import WebDriverWait
 
     seen = {"text": ""}
@@ -87,6 +92,10 @@ def wait_for(driver: Any, *needles: str, timeout: float = 20) -> str:
         try:
             seen["text"] = text_of(d)
         except StaleElementReferenceException:
+            return False
+        except WebDriverException as exc:  # navigation in flight; anything else times out
+            if "inspector error" not in str(exc):
+                raise
             return False
         return all(n in seen["text"] for n in needles)
 

@@ -137,6 +137,19 @@ def test_pairs_shared_among_workers_get_the_logits_of_one_worker(reranker):
     assert four.score("anything", []).shape == (0,)
 
 
+def test_concurrent_discovers_share_the_workers_and_keep_their_own_logits(reranker):
+    """The proxy serves discovers on several threads at once; they share one reranker."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    two = Reranker(reranker.folder, reranker.manifest, workers=2)
+    jobs = [(task, docs[i:] + docs[:i]) for task, docs in TASKS.items() for i in range(4)]
+    alone = [two.score(task, docs) for task, docs in jobs]
+    with ThreadPoolExecutor(len(jobs)) as pool:
+        together = list(pool.map(lambda job: two.score(*job), jobs * 3))
+    for i, got in enumerate(together):
+        assert np.array_equal(got, alone[i % len(jobs)])
+
+
 def test_usable_cpus_follow_the_affinity_mask(monkeypatch):
     monkeypatch.setattr("os.sched_getaffinity", lambda pid: {0, 3, 5}, raising=False)
     assert usable_cpus() == 3

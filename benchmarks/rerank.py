@@ -88,10 +88,12 @@ def timings(index, queries, reranker, n: int = 50) -> dict[str, float]:
     and with the reranker's workers, interleaved task by task so that all three share the
     machine's state; and the reranker's cost a pair (one worker: its CPU time)."""
     sample = [q.query for q in queries[:n]]
-    variants = {"stage_one": None, "reranked_1_worker": reranker}
+    one = reranker
     if reranker.workers > 1:
         one = Reranker(reranker.folder, reranker.manifest, 1, reranker.int8_matmul, workers=1)
-        variants = {"stage_one": None, "reranked_1_worker": one, "reranked": reranker}
+    variants = {"stage_one": None, "reranked_1_worker": one}
+    if one is not reranker:
+        variants["reranked"] = reranker
     ranked = {label: replace(index, reranker=model) for label, model in variants.items()}
     times: dict[str, list[float]] = {label: [] for label in ranked}
     for idx in ranked.values():

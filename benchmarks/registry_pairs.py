@@ -19,12 +19,10 @@ from collections import defaultdict
 from pathlib import Path
 
 
-def bootstrap_texts(tools: list[dict]) -> dict[tuple[str, str], tuple[str, list[str]]]:
-    """``{(server, tool): (dense text, pseudo-queries)}`` from bootstrap cards of ``tools``, made
-    as a workspace makes them (also the document text of every other training source)."""
+def bootstrap_cards(tools: list[dict]) -> dict:
+    """``{server: Card}``: bootstrap cards of ``tools`` (corpus rows), made as a workspace
+    makes them from a snapshot of those servers."""
     from cartograph.generate.bootstrap.generator import generate_cards
-    from cartograph.index.adapt import pseudo_queries
-    from cartograph.index.documents import tool_document
     from cartograph.upstream.snapshot import ServerSnapshot, Snapshot
 
     by_server: dict[str, list[dict]] = defaultdict(list)
@@ -38,11 +36,19 @@ def bootstrap_texts(tools: list[dict]) -> dict[tuple[str, str], tuple[str, list[
             }
         )
     snap = Snapshot(servers={s: ServerSnapshot(name=s, tools=ts) for s, ts in by_server.items()})
+    return {server: generated.card for server, generated in generate_cards(snap).items()}
+
+
+def bootstrap_texts(tools: list[dict]) -> dict[tuple[str, str], tuple[str, list[str]]]:
+    """``{(server, tool): (dense text, pseudo-queries)}`` from bootstrap cards of ``tools``, made
+    as a workspace makes them (also the document text of every other training source)."""
+    from cartograph.index.adapt import pseudo_queries
+    from cartograph.index.documents import tool_document
+
     out = {}
-    for server, generated in generate_cards(snap).items():
-        for entry in generated.card.tools:
-            dense = tool_document(generated.card, entry).dense
-            out[(server, entry.name)] = (dense, pseudo_queries(entry))
+    for server, card in bootstrap_cards(tools).items():
+        for entry in card.tools:
+            out[(server, entry.name)] = (tool_document(card, entry).dense, pseudo_queries(entry))
     return out
 
 

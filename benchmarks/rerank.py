@@ -120,6 +120,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--sets", nargs="*", default=list(SETS))
     ap.add_argument("--limit", type=int, default=0, help="at most N tasks a set (0: all)")
     ap.add_argument("--write-mix", action="store_true", help="record the chosen mix in --model")
+    ap.add_argument(
+        "--choose-on",
+        nargs="*",
+        default=None,
+        help="tune parts the mix is chosen on (default: every tune part run); leave out those "
+        "the model trained on, which flatter it",
+    )
     ap.add_argument("--json", type=Path, default=None, help="also write the rows here")
     ap.add_argument(
         "--matmul",
@@ -136,7 +143,7 @@ def main(argv: list[str] | None = None) -> int:
     reranker = load_reranker(args.model, threads=1, int8_matmul=int8, workers=args.workers)
     found = {s: got for s in args.sets if (got := candidates(s, reranker, args.depth, args.limit))}
     data = {s: got[0] for s, got in found.items()}
-    tune = [s for s in data if s in TUNE_PARTS]
+    tune = [s for s in data if s in TUNE_PARTS and (args.choose_on is None or s in args.choose_on)]
     scored = {(s, m): figures(rows, m) for s, rows in data.items() for m in (None, *MIXES[1:])}
 
     def tune_score(mix: float | None) -> float:

@@ -23,6 +23,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from reranker_lists import add_parser, build_lists
 from train_encoder import BASE_MODEL, SEED, base_model_dir, file_sha256
 
 PAIR_TEXTS = (
@@ -31,20 +32,11 @@ PAIR_TEXTS = (
 )
 
 
-def train(args: argparse.Namespace) -> int:
-    import torch
+def _pair_data(args: argparse.Namespace, model):
+    """(dataset, loss, description) for triplets: two labelled pairs each, binary cross-entropy."""
     from datasets import Dataset
-    from sentence_transformers.cross_encoder import (
-        CrossEncoder,
-        CrossEncoderTrainer,
-        CrossEncoderTrainingArguments,
-        losses,
-    )
+    from sentence_transformers.cross_encoder import losses
 
-    torch.set_num_threads(args.threads)
-    torch.manual_seed(SEED)
-    run = Path(args.run)
-    run.mkdir(parents=True, exist_ok=True)
     with Path(args.pairs).open(encoding="utf-8") as fh:
         rows = [json.loads(x) for x in fh if x.strip()]
     rows = rows[: args.limit or None]
@@ -54,6 +46,54 @@ def train(args: argparse.Namespace) -> int:
         passages += [r["positive"], r["negative"]]
         labels += [1.0, 0.0]
     data = Dataset.from_dict({"query": queries, "passage": passages, "label": labels})
+    what = "BinaryCrossEntropyLoss; one positive and one mined hard negative a query"
+    return data, losses.BinaryCrossEntropyLoss(model), what, len(labels)
+
+
+def _list_data(args: argparse.Namespace, model):
+    """(dataset, loss, description) for stage-one lists (``lists``): the positive against the
+    first ``--negatives`` of its list and ``--in-batch`` other lists' positives, softmax
+    cross-entropy (the cross-encoder's MultipleNegativesRankingLoss). Lists whose positive
+    stage one ranks below ``--max-positive-rank`` are left out: there the tools above it are
+    as likely unlabelled duplicates as mistakes."""
+    from datasets import Dataset
+    from sentence_transformers.cross_encoder import losses
+
+    with Path(args.lists).open(encoding="utf-8") as fh:
+        rows = [json.loads(x) for x in fh if x.strip()]
+    rows = [
+        r
+        for r in rows
+        if r["positive_rank"] < args.max_positive_rank and len(r["negatives"]) >= args.negatives
+    ]
+    rows = rows[: args.limit or None]
+    columns: dict[str, list[str]] = {
+        "query": [r["query"] for r in rows],
+        "positive": [r["positive"] for r in rows],
+    }
+    for n in range(args.negatives):
+        columns[f"negative_{n + 1}"] = [r["negatives"][n] for r in rows]
+    loss = losses.MultipleNegativesRankingLoss(model, num_negatives=args.in_batch)
+    what = (
+        f"MultipleNegativesRankingLoss over stage-one lists: 1 positive, {args.negatives} "
+        f"stage-one negatives, {args.in_batch} in-batch; positive ranked below "
+        f"{args.max_positive_rank} left out; {len(rows)} lists"
+    )
+    return Dataset.from_dict(columns), loss, what, len(rows) * (1 + args.negatives)
+
+
+def train(args: argparse.Namespace) -> int:
+    import torch
+    from sentence_transformers.cross_encoder import (
+        CrossEncoder,
+        CrossEncoderTrainer,
+        CrossEncoderTrainingArguments,
+    )
+
+    torch.set_num_threads(args.threads)
+    torch.manual_seed(SEED)
+    run = Path(args.run)
+    run.mkdir(parents=True, exist_ok=True)
     model = CrossEncoder(
         str(base_model_dir()), num_labels=1, max_length=args.max_length, device="cpu"
     )
@@ -62,7 +102,7 @@ def train(args: argparse.Namespace) -> int:
         bert.encoder.layer = bert.encoder.layer[: args.layers]
         bert.config.num_hidden_layers = args.layers
         model.model.config.num_hidden_layers = args.layers  # type: ignore[attr-defined]
-    loss = losses.BinaryCrossEntropyLoss(model)
+    data, loss, what, labelled = (_list_data if args.lists else _pair_data)(args, model)
     targs = CrossEncoderTrainingArguments(
         output_dir=str(run / "checkpoints"),
         num_train_epochs=args.epochs,
@@ -84,18 +124,20 @@ def train(args: argparse.Namespace) -> int:
     t0 = time.time()
     trainer.train(resume_from_checkpoint=str(ckpts[-1]) if ckpts else None)
     model.save(str(run / "final"))
+    data_file = Path(args.lists or args.pairs)
     info = {
         "base": BASE_MODEL,
         "seed": SEED,
-        "pairs_sha256": file_sha256(Path(args.pairs)),
-        "labelled_pairs": len(labels),
+        ("lists_sha256" if args.lists else "pairs_sha256"): file_sha256(data_file),
+        "labelled_pairs": labelled,
         "epochs": args.epochs,
         "batch": args.batch,
         "lr": args.lr,
         "max_length": args.max_length,
         "layers": args.layers or 6,
         "steps": trainer.state.global_step,
-        "loss": "BinaryCrossEntropyLoss; one positive and one mined hard negative a query",
+        "rows_seen": trainer.state.global_step * args.batch,
+        "loss": what,
         "wall_s_this_session": round(time.time() - t0),
         "threads": args.threads,
         "resumed_from": ckpts[-1].name if ckpts else None,
@@ -198,7 +240,12 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = ap.add_subparsers(dest="step", required=True)
     t = sub.add_parser("train", help="fine-tune the cross-encoder (resumes from RUN/checkpoints)")
-    t.add_argument("--pairs", required=True)
+    data = t.add_mutually_exclusive_group(required=True)
+    data.add_argument("--pairs", help="triplets of `train_encoder.py data` (binary labels)")
+    data.add_argument("--lists", help="stage-one lists of `lists` (softmax over each list)")
+    t.add_argument("--negatives", type=int, default=6, help="--lists: negatives a list")
+    t.add_argument("--in-batch", type=int, default=1, help="--lists: in-batch negatives")
+    t.add_argument("--max-positive-rank", type=int, default=30, help="--lists: see _list_data")
     t.add_argument("--run", required=True)
     t.add_argument("--epochs", type=int, default=1)
     t.add_argument("--batch", type=int, default=32)
@@ -213,8 +260,9 @@ def main(argv: list[str] | None = None) -> int:
     e.add_argument("--run", required=True)
     e.add_argument("--dest", required=True)
     e.add_argument("--checkpoint", default=None, help="export this checkpoint, not RUN/final")
+    add_parser(sub)
     args = ap.parse_args(argv)
-    return {"train": train, "export": export}[args.step](args)
+    return {"train": train, "export": export, "lists": build_lists}[args.step](args)
 
 
 if __name__ == "__main__":

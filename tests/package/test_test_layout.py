@@ -1,7 +1,8 @@
 """The tests mirror the source: ``tests/<package>/test_<module>[_<aspect>].py`` tests
 ``src/cartograph/<package>/<module>.py`` (or a subpackage of that name). Scenarios that cross
 packages live in ``tests/e2e/``, checks of the whole package in ``tests/package/``, and tests of
-the benchmark scripts in ``tests/benchmarks/`` (named after the script they test)."""
+the benchmark and training scripts in ``tests/benchmarks/`` and ``tests/scripts/`` (named after
+the script they test)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ REPO = Path(__file__).resolve().parents[2]
 TESTS = REPO / "tests"
 SRC = REPO / "src" / "cartograph"
 FREE = {"e2e", "package"}  # cross-package scenarios, whole-package checks
+SCRIPTS = {"benchmarks", "scripts"}  # repository folders of scripts, mirrored by name
 HELPERS = {"support", "servers", "fixtures", "__pycache__"}
 
 
@@ -25,7 +27,7 @@ def _owner(test: Path) -> tuple[Path, set[str]] | None:
     parts = test.relative_to(TESTS).parts[:-1]
     if parts and parts[0] in FREE:
         return None
-    folder = REPO.joinpath(*parts) if parts[:1] == ("benchmarks",) else SRC.joinpath(*parts)
+    folder = REPO.joinpath(*parts) if parts[:1] and parts[0] in SCRIPTS else SRC.joinpath(*parts)
     return folder, (_names(folder) if folder.is_dir() else set())
 
 
@@ -53,7 +55,7 @@ def test_every_test_folder_is_a_source_package() -> None:
     stray = []
     for folder in sorted(p for p in TESTS.rglob("*") if p.is_dir()):
         rel = folder.relative_to(TESTS).parts
-        if HELPERS & set(rel) or rel[0] in FREE or rel[0] == "benchmarks":
+        if HELPERS & set(rel) or rel[0] in FREE or rel[0] in SCRIPTS:
             continue
         if not (SRC.joinpath(*rel) / "__init__.py").is_file():
             stray.append(str(folder.relative_to(REPO)))

@@ -18,7 +18,6 @@ the same normalised name) plus ``--wide`` drawn from the ranks below them down t
 from __future__ import annotations
 
 import argparse
-import json
 import random
 import sys
 from collections import defaultdict
@@ -95,7 +94,7 @@ def source_lists(source: str, tools: list[dict], queries: list[dict], args, rng,
 
 
 def build_lists(args: argparse.Namespace) -> int:
-    from train_encoder import SEED, file_sha256
+    from train_encoder import SEED, write_rows
 
     import protocol
     from cartograph.index.embedders import load_embedder
@@ -114,15 +113,7 @@ def build_lists(args: argparse.Namespace) -> int:
         rows += got
     rng.shuffle(rows)
     rows = rows[: args.max_lists]
-    out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    with out.open("w", encoding="utf-8") as fh:
-        for r in rows:
-            fh.write(json.dumps(r, ensure_ascii=False) + "\n")
     meta = {
-        "seed": SEED,
-        "lists": len(rows),
-        "sha256": file_sha256(out),
         "hard": args.hard,
         "wide": args.wide,
         "depth": args.depth,
@@ -130,8 +121,7 @@ def build_lists(args: argparse.Namespace) -> int:
         "stage_one": "hybrid (shipped fusion), minilm-int8, bootstrap cards of each source",
         "sources": stats,
     }
-    out.with_suffix(".meta.json").write_text(json.dumps(meta, indent=1) + "\n", encoding="utf-8")
-    print(json.dumps({k: meta[k] for k in ("lists", "sha256")}), file=sys.stderr)
+    write_rows(Path(args.out), rows, "lists", meta)
     return 0
 
 

@@ -52,6 +52,18 @@ def file_sha256(path: Path) -> str:
 # ------------------------------------------------------------------ data
 
 
+def write_rows(out: Path, rows: list[dict], count: str, meta: dict) -> None:
+    """``rows`` as JSON lines in ``out``, and beside it ``<out>.meta.json``: the seed, the row
+    count (under ``count``), the file's sha256 and ``meta``."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with out.open("w", encoding="utf-8") as fh:
+        for r in rows:
+            fh.write(json.dumps(r, ensure_ascii=False) + "\n")
+    meta = {"seed": SEED, count: len(rows), "sha256": file_sha256(out), **meta}
+    out.with_suffix(".meta.json").write_text(json.dumps(meta, indent=1) + "\n", encoding="utf-8")
+    print(json.dumps({k: meta[k] for k in (count, "sha256")}), file=sys.stderr)
+
+
 def card_texts(tools: list[dict]) -> dict[tuple[str, str], str]:
     """The dense document text of every tool, from bootstrap cards made as a workspace does."""
     from registry_pairs import bootstrap_texts
@@ -152,22 +164,13 @@ def build_pairs(args: argparse.Namespace) -> int:
         stats.update(extra_stats)
         rows += extra[: args.max_registry]
         rng.shuffle(rows)
-    out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    with out.open("w", encoding="utf-8") as fh:
-        for r in rows:
-            fh.write(json.dumps(r, ensure_ascii=False) + "\n")
     meta = {
-        "seed": SEED,
-        "triplets": len(rows),
-        "sha256": file_sha256(out),
         "sources": stats,
         "per_tool": args.per_tool,
         "source_sets": sorted(args.sources),
         "registry_per_tool": args.registry_per_tool,
     }
-    out.with_suffix(".meta.json").write_text(json.dumps(meta, indent=1) + "\n", encoding="utf-8")
-    print(json.dumps({k: meta[k] for k in ("triplets", "sha256")}), file=sys.stderr)
+    write_rows(Path(args.out), rows, "triplets", meta)
     return 0
 
 
@@ -191,12 +194,13 @@ def train(args: argparse.Namespace) -> int:
     )
     from sentence_transformers.training_args import BatchSamplers
 
+    from protocol import read_jsonl
+
     torch.set_num_threads(args.threads)
     torch.manual_seed(SEED)
     run = Path(args.run)
     run.mkdir(parents=True, exist_ok=True)
-    with Path(args.pairs).open(encoding="utf-8") as fh:
-        rows = [json.loads(x) for x in fh if x.strip()]
+    rows = read_jsonl(Path(args.pairs))
     rows = rows[: args.limit or None]
     data = Dataset.from_dict(
         {

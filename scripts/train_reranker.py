@@ -26,6 +26,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from reranker_lists import add_parser, build_lists
 from train_encoder import BASE_MODEL, SEED, base_model_dir, file_sha256
 
+from protocol import read_jsonl
+
 PAIR_TEXTS = (
     ("show the last commits of the git repository", "git log: Show the commit history. [git]"),
     ("remember that Alice works at Acme", "memory create_entities: Store facts. [memory]"),
@@ -37,8 +39,7 @@ def _pair_data(args: argparse.Namespace, model):
     from datasets import Dataset
     from sentence_transformers.cross_encoder import losses
 
-    with Path(args.pairs).open(encoding="utf-8") as fh:
-        rows = [json.loads(x) for x in fh if x.strip()]
+    rows = read_jsonl(Path(args.pairs))
     rows = rows[: args.limit or None]
     queries, passages, labels = [], [], []
     for r in rows:
@@ -59,8 +60,7 @@ def _list_data(args: argparse.Namespace, model):
     from datasets import Dataset
     from sentence_transformers.cross_encoder import losses
 
-    with Path(args.lists).open(encoding="utf-8") as fh:
-        rows = [json.loads(x) for x in fh if x.strip()]
+    rows = read_jsonl(Path(args.lists))
     rows = [
         r
         for r in rows

@@ -45,7 +45,10 @@ def collect(
         qv, sv = index.query_vectors(q.query, steps=True)
         hits = {index.position(s, t) for s, t in q.hits}
         out.append(
-            (index.evidence(q.query, qv, sv, names=True), {h for h in hits if h is not None})
+            (
+                index.evidence(q.query, qv, sv, names=True, actions=True),
+                {h for h in hits if h is not None},
+            )
         )
     return out
 

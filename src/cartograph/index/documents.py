@@ -63,12 +63,15 @@ def _short_label(card: Card) -> str:
 
 @dataclass(frozen=True)
 class ToolDocument:
-    """The texts of one tool: ``dense`` for the embedder and ``lexical`` for BM25/Jaccard."""
+    """The texts of one tool: ``dense`` for the embedder and ``lexical`` for BM25/Jaccard, and
+    ``reads``: the card's ``readOnlyHint`` where it has one (the action channel reads it for a
+    tool whose name leads with no action verb, see :mod:`.intent`)."""
 
     server: str
     tool: str
     dense: str
     lexical: str
+    reads: bool | None = None
 
 
 _DISTINCT = re.compile(
@@ -146,7 +149,9 @@ def tool_document(
         params,
     ]
     lexical = " ".join(p.strip() for p in lexical_parts if p and p.strip())
-    return ToolDocument(card.server, entry.name, dense, lexical)
+    hint = (entry.annotations or {}).get("readOnlyHint")
+    reads = hint if isinstance(hint, bool) else None
+    return ToolDocument(card.server, entry.name, dense, lexical, reads)
 
 
 SHARED_TAG_SHARE = 0.5

@@ -14,7 +14,7 @@ from cartograph.cards.model import Card
 from cartograph.errors import IndexError_
 from cartograph.index.embedders import Embedder
 
-INDEX_FORMAT = "cartograph.index/1"
+INDEX_FORMAT = "cartograph.index/2"
 DOCUMENTS_VERSION = 3  # bump when documents.py composes text differently
 MANIFEST = "manifest.json"
 

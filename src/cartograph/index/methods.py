@@ -46,6 +46,7 @@ class Evidence:
     coverage: np.ndarray | None = None  # (n,) share of the query's indexed words each tool holds
     name_share: np.ndarray | None = None  # (n,) share of each tool name's tokens the query holds
     server_name_share: np.ndarray | None = None  # (n,) the same for each tool's server name
+    action: np.ndarray | None = None  # (n,) +1/-1/0: the tool's action agrees with the task's
 
 
 def stage_one_width(k: int, n_servers: int, n_tools: int) -> int:
@@ -85,21 +86,25 @@ class HybridParams:
     counts for a query whose best BM25 match is strong (max above ``e^1.61 - 1`` = 4.0) and
     against one whose best match is a weak, common word. The rank terms give the head of each
     list a bonus that z-scores flatten; coverage is the share of the query's indexed words a
-    tool's text holds, which BM25's saturating sum does not see. ``w_steps`` and ``w_server``
+    tool's text holds, which BM25's saturating sum does not see; the action term
+    (:mod:`.intent`) is +1 where the verb leading a tool's name does what the task's clauses ask
+    (create, read, update, delete), -1 where the task asks for other actions only (refitted with
+    it on 2026-12-07). ``w_steps`` and ``w_server``
     (the per-step and server channels of the hand-set fusion before it) took no weight when
     fitted with the rest and stay 0.
     """
 
-    w_dense: float = 0.896
-    w_bm25: float = -7.871
-    w_bm25_strength: float = 4.89
-    w_dense_rank: float = 0.764
-    w_bm25_rank: float = 0.625
-    w_coverage: float = 4.007
+    w_dense: float = 0.935
+    w_bm25: float = -7.441
+    w_bm25_strength: float = 4.672
+    w_dense_rank: float = 0.61
+    w_bm25_rank: float = 0.471
+    w_coverage: float = 3.719
     w_steps: float = 0.0
     w_server: float = 0.0
     w_name: float = 0.0
     w_server_name: float = 0.0
+    w_action: float = 0.796
 
     @classmethod
     def hand_set(cls, w_bm25: float, w_steps: float, w_server: float) -> HybridParams:
@@ -112,6 +117,7 @@ class HybridParams:
             w_dense_rank=0.0,
             w_bm25_rank=0.0,
             w_coverage=0.0,
+            w_action=0.0,
             w_steps=w_steps,
             w_server=w_server,
         )
@@ -163,7 +169,8 @@ def hybrid_scores(ev: Evidence, p: HybridParams | None = None) -> np.ndarray:
     :func:`hybrid_parts`).
 
     ``w_dense * z(dense) + bm25 / max(bm25) * (w_bm25 + w_bm25_strength * ln(1 + max(bm25)))
-    + w_dense_rank / (1 + dense rank) + w_bm25_rank / (1 + BM25 rank) + w_coverage * coverage``
+    + w_dense_rank / (1 + dense rank) + w_bm25_rank / (1 + BM25 rank) + w_coverage * coverage
+    + w_action * action``
     (and, where weighted, ``w_steps * max_step z(step) + w_server * z(server)``), where ``z``
     standardises a query's cosines over all tools so a confident dense match keeps its margin,
     ranks count from 0 and a tool that shares no indexed word with the query gets no lexical
@@ -186,8 +193,8 @@ def _reciprocal_rank(values: np.ndarray) -> np.ndarray:
 
 def hybrid_parts(ev: Evidence, p: HybridParams | None = None) -> dict[str, np.ndarray]:
     """The terms of :func:`hybrid_scores`, by channel (``dense``, and ``bm25``, ``rank``,
-    ``coverage``, ``steps``, ``server`` where they apply): what each contributed to each tool's
-    score (the console's discover playground shows them)."""
+    ``coverage``, ``action``, ``steps``, ``server`` where they apply): what each contributed to
+    each tool's score (the console's discover playground shows them)."""
     p = p or HybridParams()
     parts = {"dense": p.w_dense * _standardise(ev.tool_cos, ev.dense_stats)}
     top = float(ev.bm25.max()) if len(ev.bm25) else 0.0
@@ -206,6 +213,8 @@ def hybrid_parts(ev: Evidence, p: HybridParams | None = None) -> dict[str, np.nd
         parts["name"] = p.w_name * ev.name_share.astype(np.float64)
     if p.w_server_name and ev.server_name_share is not None:
         parts["server_name"] = p.w_server_name * ev.server_name_share.astype(np.float64)
+    if p.w_action and ev.action is not None:
+        parts["action"] = p.w_action * ev.action.astype(np.float64)
     if p.w_steps > 0 and ev.step_cos is not None and len(ev.step_cos):
         stats = ev.step_stats or [None] * len(ev.step_cos)
         parts["steps"] = p.w_steps * np.max(

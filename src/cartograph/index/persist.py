@@ -60,6 +60,7 @@ def save_index(index: ToolIndex, directory: Path) -> Path:
         "server_documents": index.server_documents,
         "tools": [
             {"server": d.server, "tool": d.tool, "dense": d.dense, "lexical": d.lexical}
+            | ({} if d.reads is None else {"reads": d.reads})
             for d in index.documents
         ],
         "files": files,
@@ -95,7 +96,10 @@ def load_index(cls: type[ToolIndex], root: Path, embedder: Embedder | None) -> T
             f"{embedder.name} ({embedder.model}); rebuild it with `cartograph index build`"
         )
     tools = manifest["tools"]
-    docs = [ToolDocument(t["server"], t["tool"], t["dense"], t["lexical"]) for t in tools]
+    docs = [
+        ToolDocument(t["server"], t["tool"], t["dense"], t["lexical"], _reads(t.get("reads")))
+        for t in tools
+    ]
     servers = list(manifest["servers"])
     pos = {s: i for i, s in enumerate(servers)}
     index = cls(
@@ -115,3 +119,7 @@ def load_index(cls: type[ToolIndex], root: Path, embedder: Embedder | None) -> T
     if index.tool_vectors.shape != (len(docs), rec["dim"]):
         raise IndexError_(f"{root}: tool_vectors.npy has the wrong shape; rebuild the index")
     return index
+
+
+def _reads(value: object) -> bool | None:
+    return value if isinstance(value, bool) else None

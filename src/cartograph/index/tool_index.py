@@ -36,6 +36,7 @@ from cartograph.index.embedders import (
     load_embedder,
     query_and_step_vectors,
 )
+from cartograph.index.intent import ActionMatch
 from cartograph.index.lexical import Lexical, jaccard_scores, token_set
 from cartograph.index.manifest import (
     card_set_digest,
@@ -90,6 +91,7 @@ class ToolIndex:
     _tokens: list[frozenset[str]] | None = field(default=None, repr=False)
     _pos: dict[tuple[str, str], int] | None = field(default=None, repr=False)
     _names: NameMatch | None = field(default=None, repr=False)
+    _actions: ActionMatch | None = field(default=None, repr=False)
 
     # ----------------------------------------------------------------- building
 
@@ -181,6 +183,14 @@ class ToolIndex:
             self._names = NameMatch(self.tool_ids, self.servers, self.tool_server)
         return self._names
 
+    @property
+    def actions(self) -> ActionMatch:
+        """The action channel (built on first use from the tool names)."""
+        if self._actions is None:
+            names = [tool for _, tool in self.tool_ids]
+            self._actions = ActionMatch(names, [d.reads for d in self.documents])
+        return self._actions
+
     def position(self, server: str, tool: str) -> int | None:
         if self._pos is None:
             self._pos = {tid: i for i, tid in enumerate(self.tool_ids)}
@@ -204,6 +214,7 @@ class ToolIndex:
         step_vecs: np.ndarray | None = None,
         lexical_text: str | None = None,
         names: bool | None = None,
+        actions: bool | None = None,
     ) -> Evidence:
         """What every method reads for ``query``; the lexical channel (BM25, coverage) reads
         ``lexical_text`` instead when given (the query plus the caller's keywords). The name
@@ -214,6 +225,8 @@ class ToolIndex:
             names = bool(self.hybrid_params.w_name or self.hybrid_params.w_server_name)
         q = embed_queries(self.embedder, [query])[0] if query_vec is None else query_vec
         name_share, server_name_share = self.names.shares(words) if names else (None, None)
+        if actions is None:
+            actions = bool(self.hybrid_params.w_action)
         stats = self.vectors.stats(q[None, :])
         steps = None if step_vecs is None else self.vectors.cosines(step_vecs)
         return Evidence(
@@ -225,6 +238,7 @@ class ToolIndex:
             coverage=self.lexical.coverage(words),
             name_share=name_share,
             server_name_share=server_name_share,
+            action=self.actions.agreement(query) if actions else None,
             tool_server=self.tool_server,
             n_servers=len(self.servers),
             dense_stats=stats[0] if stats else None,

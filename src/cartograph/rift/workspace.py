@@ -71,6 +71,7 @@ def discover_ranker(index: ToolIndex) -> RankScores:
                 server_cos=server_cos[k],
                 bm25=index.lexical.scores(text),
                 coverage=index.lexical.coverage(text),
+                action=index.actions.agreement(text) if params.w_action else None,
                 tool_server=index.tool_server,
                 n_servers=len(index.servers),
             )

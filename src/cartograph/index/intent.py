@@ -2,12 +2,14 @@
 tool's name says it does that.
 
 A dense sentence model hears "file a bug" and "update an issue" as near neighbours: the
-objects agree and the verbs weigh little. Most of discover's top-1 mistakes on the fleet's tune
-tasks are of that kind (create_incident for "which incidents are open", create-calendar-event
+objects agree and the verbs weigh little. Many of discover's top-1 mistakes on the fleet's tune
+tasks were of that kind (create_incident for "which incidents are open", create-calendar-event
 for "what meetings do I have"). This module reads the coarse action of the task from the words
 that open its clauses ("what", "which", "file a", "open a", "remove") and the action of each tool
-from the first verb of its name, and gives each tool +1 when its action is one the task asks
-for, -1 when the task asks for others only, and 0 when either side says nothing.
+from the first verb of its name (or, when no such verb leads it, from its card's
+``readOnlyHint``), and gives each tool +1 when its action is one the task asks for, -1 when the
+task asks for others only, and 0 when either side says nothing. docs/benchmarks.md "Action
+channel" has the figures.
 """
 
 from __future__ import annotations

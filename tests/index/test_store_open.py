@@ -61,6 +61,21 @@ def test_changed_cards_make_the_index_stale(ws, embedder, cards, caplog):
     assert "cards changed" in caplog.text
 
 
+def test_an_index_of_the_previous_format_is_rebuilt_with_its_hints(ws, embedder):
+    open_index(ws, embedder)
+    manifest_path = ws.index_dir / "manifest.json"
+    manifest = json.loads(manifest_path.read_text())
+    manifest["format"] = "cartograph.index/1"  # as written before tools carried their hints
+    for tool in manifest["tools"]:
+        tool.pop("reads", None)
+    manifest_path.write_text(json.dumps(manifest))
+    index, status = open_index_with_status(ws, open_store(ws), embedder)
+    assert status.action == "rebuilt"
+    assert "not a cartograph.index/2 manifest" in (status.reason or "")
+    assert json.loads(manifest_path.read_text())["format"] == "cartograph.index/2"
+    assert [d.tool for d in index.documents]  # every tool came back
+
+
 def test_a_tampered_vector_file_is_rebuilt(ws, embedder):
     first = open_index(ws, embedder)
     path = ws.index_dir / "tool_vectors.npy"

@@ -54,6 +54,9 @@ def test_a_verb_inside_a_clause_is_not_an_opener():
         ("linear_addIssueToRelease", {"create"}),
         ("update_pull_request_branch", {"update"}),
         ("write_query", {"create", "update"}),
+        ("create_or_update_file", {"create", "update"}),
+        ("find_and_replace_doc", {"read", "update"}),
+        ("build_and_push_image_to_ecr", {"create"}),  # "push" is no coarse action
         ("delete-onedrive-file", {"delete"}),
         ("convert_time", set()),  # another verb leads
         ("git_log", set()),

@@ -123,10 +123,13 @@ def task_actions(task: str) -> frozenset[str]:
 
 
 def tool_action(name: str) -> frozenset[str]:
-    """The actions a tool name leads with (``asana_create_task`` -> create), or none."""
-    for word in split_identifier(name)[:_NAME_VERB_WINDOW]:
+    """The actions a tool name leads with (``asana_create_task`` -> create, and both of a
+    joined pair: ``create_or_update_file``, ``find_and_replace``), or none."""
+    words = split_identifier(name)
+    for k, word in enumerate(words[:_NAME_VERB_WINDOW]):
         if word in TOOL_VERBS:
-            return TOOL_VERBS[word]
+            joined = words[k + 2] if len(words) > k + 2 and words[k + 1] in ("or", "and") else ""
+            return TOOL_VERBS[word] | TOOL_VERBS.get(joined, frozenset())
         if verb_of(word):  # another verb leads ("run_tests", "convert_time"): no coarse action
             return frozenset()
     return frozenset()

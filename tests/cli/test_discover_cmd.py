@@ -93,3 +93,26 @@ def test_rerank_flag_and_setting(home, monkeypatch):
         assert off == plain
     finally:
         config.unlink() if saved is None else config.write_text(saved)
+
+
+def test_explain_gives_each_channels_term_and_they_add_up_to_the_score(home):
+    task = "post a message to the team Slack channel"
+    result = run(home, "discover", task, "-k", "3", "--explain", "--json")
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    hits = open_index(Workspace(home)).search(task, k=3)
+    assert list(data["explain"]) == [f"{h.server}/{h.tool}" for h in hits]
+    for hit in hits:
+        terms = data["explain"][f"{hit.server}/{hit.tool}"]
+        assert {"dense", "bm25", "rank", "coverage", "action"} <= set(terms)
+        assert sum(terms.values()) == pytest.approx(hit.score, abs=0.01)
+    assert data["explain"]["slack/post_message"]["action"] > 0  # "post a" asks to create
+    table = run(home, "discover", task, "-k", "2", "--explain")
+    assert "action +" in table.stdout and "dense +" in table.stdout
+
+
+def test_explain_with_a_single_channel_method_says_there_is_nothing_to_split(home):
+    result = run(home, "discover", "read a file", "--method", "bm25", "--explain", "--json")
+    assert result.exit_code == 0, result.output
+    assert "explain" not in json.loads(result.stdout)
+    assert "no channels to show" in result.stderr

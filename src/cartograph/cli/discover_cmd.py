@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -21,6 +22,10 @@ from cartograph.cli.common import (
 )
 from cartograph.errors import ConfigError
 from cartograph.index.names import DEFAULT_METHOD, METHODS, Method
+
+if TYPE_CHECKING:
+    from cartograph.index import Hit, ToolIndex
+    from cartograph.index.answer import DiscoverAnswer
 
 
 @click.command()
@@ -40,6 +45,12 @@ from cartograph.index.names import DEFAULT_METHOD, METHODS, Method
     help="Rerank stage one's top 20 with the cross-encoder (default: $CARTOGRAPH_RERANK, else "
     "the workspace's `rerank` setting, else off).",
 )
+@click.option(
+    "--explain",
+    is_flag=True,
+    help="Show each channel's term of the hybrid score for the tools shown (dense, BM25, rank, "
+    'coverage, action); with --json, as an "explain" object keyed "server/tool".',
+)
 @json_option("Print the answer as JSON.")
 @pass_app
 @handle_errors
@@ -50,6 +61,7 @@ def discover(
     method: Method,
     keywords: tuple[str, ...],
     rerank: bool | None,
+    explain: bool,
     as_json: bool,
 ) -> None:
     """Rank the tools of the verified cards for TASK; show summaries, arguments and an example
@@ -58,7 +70,8 @@ def discover(
     The index in <home>/index/ is loaded when it matches the verified cards and rebuilt
     (with the reason logged) when it is missing, stale or altered. --json prints what the
     proxy's discover tool answers: {"tools": [{server, tool, summary, usage, input_schema,
-    examples}], "note"}.
+    examples}], "note"}. --explain shows what each channel of the hybrid score gave each tool
+    shown (stage one's terms; a reranked order is the reranker's).
     """
     from cartograph.index import open_index_with_status
     from cartograph.index.abstain import judge
@@ -79,12 +92,31 @@ def discover(
     hits = index.search(task, k=k, method=method, keywords=keywords)
     note = judge(hits, index.embedder.model)  # abstained: the tools are the nearest, not fits
     answer = render_answer(status.cards, hits, note, weak=note is not None)
+    terms = channel_terms(index, task, keywords, hits) if explain and method == "hybrid" else {}
+    if explain and not terms:
+        stderr.print(f"--explain reads the hybrid score; {method} has no channels to show")
     if as_json:
-        emit_json(answer.to_json())
+        out = answer.to_json()
+        if terms:
+            out["explain"] = {f"{s}/{t}": parts for (s, t), parts in terms.items()}
+        emit_json(out)
         return
-    scores = {(h.server, h.tool): h.score for h in hits}
     ranked = f"{method} + rerank" if index.reranker else method
-    table = new_table(title=f"{task!r} ({ranked}, {len(index)} tools)", show_lines=True)
+    title = f"{task!r} ({ranked}, {len(index)} tools)"
+    print_answer(title, answer, {(h.server, h.tool): h.score for h in hits}, terms)
+    if answer.note:
+        stderr.print(answer.note, highlight=False)
+
+
+def print_answer(
+    title: str,
+    answer: DiscoverAnswer,
+    scores: dict[tuple[str, str], float],
+    terms: dict[tuple[str, str], dict[str, float]],
+) -> None:
+    """The answer as a table: tool, score (and each channel's term when ``terms`` has them),
+    summary, arguments with the card's first example."""
+    table = new_table(title=title, show_lines=True)
     table.add_column("#", justify="right")
     table.add_column("tool (server)", overflow="fold", min_width=14, ratio=2)
     table.add_column("score", justify="right")
@@ -95,10 +127,28 @@ def discover(
         if t.examples:
             arguments += "\ne.g. " + json.dumps(t.examples[0], ensure_ascii=False)[:120]
         score = f"{scores[(t.server, t.tool)]:.3f}"
+        parts = terms.get((t.server, t.tool))
+        if parts:
+            score += "\n" + "\n".join(f"{name} {value:+.2f}" for name, value in parts.items())
         table.add_row(str(i), f"{t.tool}\n({t.server})", score, t.summary, arguments)
     stdout.print(table)
-    if answer.note:
-        stderr.print(answer.note, highlight=False)
+
+
+def channel_terms(
+    index: ToolIndex, task: str, keywords: Sequence[str], hits: Sequence[Hit]
+) -> dict[tuple[str, str], dict[str, float]]:
+    """Each hybrid channel's term for the tools of ``hits``, as discover computed them (the
+    other methods have one channel each, which the score already is)."""
+    from cartograph.index.methods import hybrid_parts
+
+    words = " ".join([task, *keywords]) if keywords else None
+    parts = hybrid_parts(index.evidence(task, lexical_text=words), index.hybrid_params)
+    out = {}
+    for h in hits:
+        k = index.position(h.server, h.tool)
+        if k is not None:
+            out[(h.server, h.tool)] = {name: round(float(v[k]), 3) for name, v in parts.items()}
+    return out
 
 
 def schema_brief(schema: dict[str, Any], most: int = 8) -> str:

@@ -20,40 +20,36 @@ from collections.abc import Sequence
 import numpy as np
 
 from cartograph.generate.bootstrap.lexicon import verb_of
-from cartograph.generate.text import split_identifier
+from cartograph.generate.text import split_identifier, wordset
 
 CREATE, READ, UPDATE, DELETE = "create", "read", "update", "delete"
 
 
-def _words(text: str) -> list[str]:
-    return text.split()
-
-
-_BOTH = frozenset({"create", "update"})
+_BOTH = frozenset({CREATE, UPDATE})
 
 TOOL_VERBS: dict[str, frozenset[str]] = {
     **dict.fromkeys(
-        _words(
+        wordset(
             "create add insert new make post upload generate append build compose register "
             "open start schedule book reserve submit draft send reply"
         ),
-        frozenset({"create"}),
+        frozenset({CREATE}),
     ),
     **dict.fromkeys(
-        _words(
+        wordset(
             "get list search find query read fetch lookup look describe show retrieve browse view "
             "count check download export inspect"
         ),
-        frozenset({"read"}),
+        frozenset({READ}),
     ),
     **dict.fromkeys(
-        _words("update edit modify set patch rename move change replace assign transition"),
-        frozenset({"update"}),
+        wordset("update edit modify set patch rename move change replace assign transition"),
+        frozenset({UPDATE}),
     ),
-    **dict.fromkeys(_words("write save put upsert store"), _BOTH),
+    **dict.fromkeys(wordset("write save put upsert store"), _BOTH),
     **dict.fromkeys(
-        _words("delete remove drop destroy erase cancel clear purge unset"),
-        frozenset({"delete"}),
+        wordset("delete remove drop destroy erase cancel clear purge unset"),
+        frozenset({DELETE}),
     ),
 }
 """The coarse actions of a tool whose name leads with one of these words (``write_file`` and
@@ -61,7 +57,7 @@ TOOL_VERBS: dict[str, frozenset[str]] = {
 
 TASK_OPENERS: dict[str, str] = {
     **dict.fromkeys(
-        _words(
+        wordset(
             "create add make new file log open start post submit insert upload schedule book "
             "register raise draft generate spin remember save store record note reserve send "
             "tell commit push publish deploy merge"
@@ -69,33 +65,31 @@ TASK_OPENERS: dict[str, str] = {
         CREATE,
     ),
     **dict.fromkeys(
-        _words(
+        wordset(
             "what which who when where how is are do does did list show get find search look "
             "fetch read view count see display give pull print"
         ),
         READ,
     ),
     **dict.fromkeys(
-        _words(
+        wordset(
             "update edit change modify rename set move overwrite replace swap mark assign switch "
             "reassign"
         ),
         UPDATE,
     ),
-    **dict.fromkeys(_words("delete remove drop cancel clear erase purge"), DELETE),
+    **dict.fromkeys(wordset("delete remove drop cancel clear erase purge"), DELETE),
 }
 """The action a task asks for when one of these words opens a clause of it."""
 
-_LEADS = frozenset(
-    _words("and then to please also just now first next finally you me i we lets let us so")
-)
+_LEADS = wordset("and then to please also just now first next finally you me i we lets let us so")
 """Words after which the next word still opens the clause ("can you show", "I want to add")."""
 
 _NEEDS_ARTICLE = frozenset({"open", "file", "log", "start", "raise", "spin"})
 """Openers that ask to create only before "a", "an" or "new" ("open a pull request", not
 "open the report")."""
 
-_HOW_MUCH = frozenset(_words("many much long far big old often large"))
+_HOW_MUCH = wordset("many much long far big old often large")
 """After "how", the words that make a question about data ("how many"), not about a method."""
 
 _TOKEN = re.compile(r"[a-z][a-z']*|[.,;:!?\n]")

@@ -185,7 +185,8 @@ class ToolIndex:
 
     @property
     def actions(self) -> ActionMatch:
-        """The action channel (built on first use from the tool names)."""
+        """The action channel (built on first use from the tool names and the cards'
+        read-only hints the documents carry)."""
         if self._actions is None:
             names = [tool for _, tool in self.tool_ids]
             self._actions = ActionMatch(names, [d.reads for d in self.documents])
@@ -219,7 +220,8 @@ class ToolIndex:
         """What every method reads for ``query``; the lexical channel (BM25, coverage) reads
         ``lexical_text`` instead when given (the query plus the caller's keywords). The name
         channel (:mod:`.name_match`) is computed when ``names``, or by default when the fusion
-        weighs it (the shipped weights do not: see docs/benchmarks.md)."""
+        weighs it (the shipped weights do not: see docs/benchmarks.md); the action channel
+        (:mod:`.intent`, read from ``query`` itself) likewise with ``actions``."""
         words = query if lexical_text is None else lexical_text
         if names is None:
             names = bool(self.hybrid_params.w_name or self.hybrid_params.w_server_name)

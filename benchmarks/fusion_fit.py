@@ -40,7 +40,15 @@ from retrieval import TEST_PARTS, TRAIN_SETS, TUNE_PARTS, prepare, shared_dir
 
 FEATURES = tuple(f.name for f in fields(HybridParams))
 """One feature per weight of :class:`HybridParams` (the feature is what that weight multiplies)."""
-FITTED = ("w_dense", "w_bm25", "w_bm25_strength", "w_dense_rank", "w_bm25_rank", "w_coverage")
+FITTED = (
+    "w_dense",
+    "w_bm25",
+    "w_bm25_strength",
+    "w_dense_rank",
+    "w_bm25_rank",
+    "w_coverage",
+    "w_action",
+)
 """The features the shipped weights were fitted on (the others took no weight when tried)."""
 CANDIDATES = (30, 10, 10)  # top of the hand-set fusion, of BM25, of the dense channel
 

@@ -47,6 +47,8 @@ class Evidence:
     name_share: np.ndarray | None = None  # (n,) share of each tool name's tokens the query holds
     server_name_share: np.ndarray | None = None  # (n,) the same for each tool's server name
     action: np.ndarray | None = None  # (n,) +1/-1/0: the tool's action agrees with the task's
+    frame_cos: np.ndarray | None = None  # (n,) cosine of the task's frame (query.task_frame)
+    frame_stats: tuple[float, float] | None = None  # as dense_stats, for frame_cos
 
 
 def stage_one_width(k: int, n_servers: int, n_tools: int) -> int:
@@ -91,7 +93,11 @@ class HybridParams:
     (create, read, update, delete), -1 where the task asks for other actions only (refitted with
     it on 2026-12-07). ``w_steps`` and ``w_server``
     (the per-step and server channels of the hand-set fusion before it) took no weight when
-    fitted with the rest and stay 0.
+    fitted with the rest and stay 0. ``w_frame`` weighs ``z`` of the cosines of the task's
+    frame (:func:`~cartograph.index.query.task_frame`: what it asks without what it is about);
+    fitted with the rest it took 0.32 and helped the fleet's tune tasks, but lowered R@5 on
+    three test parts and added an embedding per task, so it stays 0 (docs/benchmarks.md,
+    "Frame channel").
     """
 
     w_dense: float = 0.935
@@ -105,6 +111,7 @@ class HybridParams:
     w_name: float = 0.0
     w_server_name: float = 0.0
     w_action: float = 0.796
+    w_frame: float = 0.0
 
     @classmethod
     def hand_set(cls, w_bm25: float, w_steps: float, w_server: float) -> HybridParams:
@@ -118,6 +125,7 @@ class HybridParams:
             w_bm25_rank=0.0,
             w_coverage=0.0,
             w_action=0.0,
+            w_frame=0.0,
             w_steps=w_steps,
             w_server=w_server,
         )
@@ -170,7 +178,7 @@ def hybrid_scores(ev: Evidence, p: HybridParams | None = None) -> np.ndarray:
 
     ``w_dense * z(dense) + bm25 / max(bm25) * (w_bm25 + w_bm25_strength * ln(1 + max(bm25)))
     + w_dense_rank / (1 + dense rank) + w_bm25_rank / (1 + BM25 rank) + w_coverage * coverage
-    + w_action * action``
+    + w_action * action + w_frame * z(frame)``
     (and, where weighted, ``w_steps * max_step z(step) + w_server * z(server)``), where ``z``
     standardises a query's cosines over all tools so a confident dense match keeps its margin,
     ranks count from 0 and a tool that shares no indexed word with the query gets no lexical
@@ -193,8 +201,8 @@ def _reciprocal_rank(values: np.ndarray) -> np.ndarray:
 
 def hybrid_parts(ev: Evidence, p: HybridParams | None = None) -> dict[str, np.ndarray]:
     """The terms of :func:`hybrid_scores`, by channel (``dense``, and ``bm25``, ``rank``,
-    ``coverage``, ``action``, ``steps``, ``server`` where they apply): what each contributed to
-    each tool's score (the console's discover playground shows them)."""
+    ``coverage``, ``action``, ``frame``, ``steps``, ``server`` where they apply): what each
+    contributed to each tool's score (the console's discover playground shows them)."""
     p = p or HybridParams()
     parts = {"dense": p.w_dense * _standardise(ev.tool_cos, ev.dense_stats)}
     top = float(ev.bm25.max()) if len(ev.bm25) else 0.0
@@ -215,6 +223,8 @@ def hybrid_parts(ev: Evidence, p: HybridParams | None = None) -> dict[str, np.nd
         parts["server_name"] = p.w_server_name * ev.server_name_share.astype(np.float64)
     if p.w_action and ev.action is not None:
         parts["action"] = p.w_action * ev.action.astype(np.float64)
+    if p.w_frame and ev.frame_cos is not None:
+        parts["frame"] = p.w_frame * _standardise(ev.frame_cos, ev.frame_stats)
     if p.w_steps > 0 and ev.step_cos is not None and len(ev.step_cos):
         stats = ev.step_stats or [None] * len(ev.step_cos)
         parts["steps"] = p.w_steps * np.max(

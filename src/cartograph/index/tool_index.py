@@ -54,7 +54,7 @@ from cartograph.index.methods import (
 )
 from cartograph.index.name_match import NameMatch
 from cartograph.index.persist import load_index, save_index
-from cartograph.index.query import split_steps
+from cartograph.index.query import split_steps, task_frame
 from cartograph.index.rerank import Reranker, reranked_top, top_indexes
 from cartograph.index.vector_cache import QueryCache, embed_documents
 from cartograph.index.vectors import MatrixVectors, ToolVectors
@@ -208,6 +208,17 @@ class ToolIndex:
         )
         return vecs[0], (vecs[1:] if parts else None)
 
+    def frame_vector(self, query: str) -> np.ndarray | None:
+        """The vector of ``query``'s frame (:func:`~cartograph.index.query.task_frame`), embedded
+        on its own (pooled from the task's pass it would carry the topic back in); None when the
+        task has no frame apart from itself."""
+        frame = task_frame(query)
+        if frame is None:
+            return None
+        return _QUERIES.get(
+            self.embedder.model, frame, False, lambda: embed_queries(self.embedder, [frame])
+        )[0]
+
     def evidence(
         self,
         query: str,
@@ -216,19 +227,23 @@ class ToolIndex:
         lexical_text: str | None = None,
         names: bool | None = None,
         actions: bool | None = None,
+        frames: bool | None = None,
     ) -> Evidence:
         """What every method reads for ``query``; the lexical channel (BM25, coverage) reads
         ``lexical_text`` instead when given (the query plus the caller's keywords). The name
         channel (:mod:`.name_match`) is computed when ``names``, or by default when the fusion
         weighs it (the shipped weights do not: see docs/benchmarks.md); the action channel
-        (:mod:`.intent`, read from ``query`` itself) likewise with ``actions``."""
+        (:mod:`.intent`, read from ``query`` itself) likewise with ``actions``, and the frame
+        channel (:meth:`frame_vector`) with ``frames``."""
         words = query if lexical_text is None else lexical_text
+        params = self.hybrid_params
         if names is None:
-            names = bool(self.hybrid_params.w_name or self.hybrid_params.w_server_name)
+            names = bool(params.w_name or params.w_server_name)
         q = embed_queries(self.embedder, [query])[0] if query_vec is None else query_vec
         name_share, server_name_share = self.names.shares(words) if names else (None, None)
         if actions is None:
-            actions = bool(self.hybrid_params.w_action)
+            actions = bool(params.w_action)
+        frame = self.frame_vector(query) if (params.w_frame if frames is None else frames) else None
         stats = self.vectors.stats(q[None, :])
         steps = None if step_vecs is None else self.vectors.cosines(step_vecs)
         return Evidence(
@@ -241,11 +256,21 @@ class ToolIndex:
             name_share=name_share,
             server_name_share=server_name_share,
             action=self.actions.agreement(query) if actions else None,
+            frame_cos=None if frame is None else self.vectors.cosine(frame),
+            frame_stats=self._frame_stats(frame, stats),
             tool_server=self.tool_server,
             n_servers=len(self.servers),
             dense_stats=stats[0] if stats else None,
             step_stats=self.vectors.stats(step_vecs) if step_vecs is not None and stats else None,
         )
+
+    def _frame_stats(self, frame: np.ndarray | None, stats: list | None) -> tuple | None:
+        """The frame cosines' (mean, std) over every tool where the vector source gives only
+        the nearest tools' cosines (as ``dense_stats``); None where they are complete."""
+        if frame is None or not stats:
+            return None
+        frame_stats = self.vectors.stats(frame[None, :])
+        return frame_stats[0] if frame_stats else None
 
     def scores(
         self,

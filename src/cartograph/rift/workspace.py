@@ -51,18 +51,28 @@ def discover_ranker(index: ToolIndex) -> RankScores:
     ``hybrid_scores`` with the index's own weights and divided by its dense weight, so that the
     dense term reads as a z-score (``score_rows`` turns that into cosine units). The query vector
     is the one Rift embedded; a synthetic query is one task, so the step term (which reads
-    multi-step requests) is left out.
+    multi-step requests) is left out. The frame term embeds each block's frames
+    (:func:`~cartograph.index.query.task_frame`) in one batch, as discover embeds a task's.
     """
     from cartograph.index.methods import Evidence, hybrid_scores
+    from cartograph.index.query import task_frame
 
     tools = np.asarray(index.tool_vectors, dtype=np.float32)
     centroids = np.asarray(index.centroids, dtype=np.float32)
     servers = np.asarray(index.server_vectors, dtype=np.float32)
     params = index.hybrid_params
 
+    def frame_cosines(texts: list[str]) -> dict[int, np.ndarray]:
+        frames = {k: f for k, text in enumerate(texts) if (f := task_frame(text)) is not None}
+        if not frames:
+            return {}
+        vecs = np.asarray(index.embed_queries(list(frames.values())), dtype=np.float32)
+        return dict(zip(frames, vecs @ tools.T, strict=True))
+
     def rank(texts: list[str], vecs: np.ndarray) -> np.ndarray:
         q = np.asarray(vecs, dtype=np.float32)
         tool_cos, centroid_cos, server_cos = q @ tools.T, q @ centroids.T, q @ servers.T
+        frame_cos = frame_cosines(texts) if params.w_frame else {}
         out = np.empty((len(texts), tools.shape[0]), dtype=np.float64)
         for k, text in enumerate(texts):
             ev = Evidence(
@@ -72,6 +82,7 @@ def discover_ranker(index: ToolIndex) -> RankScores:
                 bm25=index.lexical.scores(text),
                 coverage=index.lexical.coverage(text),
                 action=index.actions.agreement(text) if params.w_action else None,
+                frame_cos=frame_cos.get(k),
                 tool_server=index.tool_server,
                 n_servers=len(index.servers),
             )

@@ -62,10 +62,12 @@ def test_the_shipped_model_has_its_own_fusion_weights_and_abstain_threshold() ->
     from cartograph.index.methods import HYBRID_BY_MODEL, HybridParams, hybrid_params_for
 
     model_id = checked_model(TRAINED).model_id
-    assert model_id in HYBRID_BY_MODEL, "choose hybrid weights for it: benchmarks/fusion_grid.py"
+    assert model_id in HYBRID_BY_MODEL, "choose hybrid weights for it: benchmarks/fusion_fit.py"
     assert model_id in THRESHOLDS, "calibrate its abstain threshold: benchmarks/abstain.py"
-    assert hybrid_params_for(model_id) != HybridParams()
+    # chosen on the fleet's tune sets: the stock model's fitted weights, action term included
+    assert hybrid_params_for(model_id) == HybridParams() and HybridParams().w_action > 0
     assert hybrid_params_for("some/other-model") == HybridParams()
+    assert THRESHOLDS[model_id] != THRESHOLDS["sentence-transformers/all-MiniLM-L6-v2"]
 
 
 def test_a_texts_vector_does_not_depend_on_its_batch_mates() -> None:

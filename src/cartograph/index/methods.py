@@ -135,13 +135,12 @@ HAND_SET = HybridParams.hand_set(w_bm25=4.5, w_steps=0.5, w_server=0.15)
 """The hand-set fusion that was the default before the fitted one (kept for comparison)."""
 
 HYBRID_BY_MODEL: dict[str, HybridParams] = {
-    # benchmarks/fusion_grid.py --parts tune --embedder minilm-tools (2026-12-03): the trained
-    # encoder's dense channel is stronger, so the best mean R@5 over the tune parts and the fleet
-    # dev set (0.888, a plateau) puts far less weight on BM25; among the plateau the highest mean
-    # R@1 that keeps the steps and server channels (docs/benchmarks.md)
-    "cartograph/minilm-tools@c3a19581ca9e": HybridParams.hand_set(
-        w_bm25=0.75, w_steps=0.5, w_server=0.3
-    ),
+    # benchmarks/fusion_fit.py --embedder minilm-tools (2026-12-07): on the two tune sets it was
+    # not trained beside (fleet dev, fleet held-out tune), leave one set out, the stock model's
+    # fitted weights give R@1 0.753 / 0.796 against 0.740 / 0.765 for its own refit and 0.623 /
+    # 0.745 for the hand-set weights it had since 2026-12-03 (BM25 0.75, steps 0.5, server
+    # 0.3), R@5 within a task of either (docs/models.md, "Fusion weights")
+    "cartograph/minilm-tools@c3a19581ca9e": HybridParams(),
 }
 """Fusion weights chosen for one embedding model (by exact weights); others get the defaults."""
 

@@ -99,6 +99,9 @@ def split_tools(dataset: str, tools: Sequence[dict], part: str) -> list[dict]:
 
 
 HELDOUT = "fleet_heldout.jsonl"
+HELDOUT2 = "fleet_heldout2.jsonl"
+"""A second fleet held-out set (2026-12-07), for choosing only: tasks for other tools of the
+servers in ``fleet-heldout-tune``, so the held-out test part's servers stay unseen."""
 
 
 def heldout_rows(rows: Sequence[dict], part: str) -> list[dict]:
@@ -200,9 +203,10 @@ def blocked_set(shared: Path, repo: Path, *, distractors: bool = True) -> Blocke
         docs += split_tools(name, read_jsonl(corpus / name / "tools.jsonl"), "test")
         rows = read_jsonl(corpus / name / "queries.jsonl")
         queries += [r["query"] for r in split_rows(name, rows, "test")]
-    for name in ("fleet_dev.jsonl", HELDOUT):
+    for name in ("fleet_dev.jsonl", HELDOUT, HELDOUT2):
         path = repo / "benchmarks" / "queries" / name
-        queries += [r["query"] for r in read_jsonl(path) if r.get("query")]
+        if path.is_file():
+            queries += [r["query"] for r in read_jsonl(path) if r.get("query")]
     return Blocked(
         tool_names=frozenset(norm_name(d["tool"]) for d in docs) - {""},
         server_names=servers,

@@ -13,7 +13,7 @@ score (``hybrid_scores`` with the shipped weights) over each model's own evidenc
                no second vector per tool, only the five candidates' vectors)
 
     PYTHONPATH=src:benchmarks .venv/bin/python benchmarks/reorder.py [--parts tune|test]
-        [--cache DIR]
+        [--datasets NAME ...] [--cache DIR]
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from cartograph.index import load_embedder
 from cartograph.index.methods import hybrid_scores
-from retrieval import TEST_PARTS, TUNE_PARTS, prepare, shared_dir
+from retrieval import ALL_SETS, TEST_PARTS, TUNE_PARTS, prepare, shared_dir
 
 DEPTHS = (5, 10, 20)
 COSINE_WEIGHT = 8.0
@@ -78,12 +78,13 @@ def score_set(dataset: str, cache: Path | None) -> dict[str, tuple[float, float]
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     ap.add_argument("--parts", choices=("tune", "test"), default="tune")
+    ap.add_argument("--datasets", nargs="+", choices=ALL_SETS, help="these sets, not a part's")
     ap.add_argument("--cache", type=Path, default=None, help="document vector cache folder")
     args = ap.parse_args(argv)
     if not shared_dir().is_dir():
         print(f"skipped: no shared data at {shared_dir()} (set CARTOGRAPH_SHARED)")
         return 0
-    sets = TUNE_PARTS if args.parts == "tune" else TEST_PARTS
+    sets = args.datasets or (TUNE_PARTS if args.parts == "tune" else TEST_PARTS)
     results = {d: r for d in sets if (r := score_set(d, args.cache)) is not None}
     if not results:
         print("skipped: none of the sets is present")

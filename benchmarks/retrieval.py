@@ -57,11 +57,15 @@ TEST_PARTS = (
     "fleet-heldout-test",
 )
 TUNE_PARTS = ("bfcl-live-tune", "metatool-tune", "fleet", "fleet-heldout-tune")
+FRESH_TUNE = ("fleet-heldout2",)
+"""Tune sets no choice has used yet (benchmarks/protocol.py ``HELDOUT2``): kept out of
+``TUNE_PARTS`` so that the figures of earlier choices stay comparable; the next choice reads
+them too."""
 TRAIN_SETS = ("train-stabletoolbench", "train-seal_tools")
 """Training folders (``corpus/train/``) usable as extra tune sets: never test data. Their
 multi-call requests (2.3 and 2.7 tools a query) are the long, several-step tasks that the
 other tune sets lack; at most ``METATOOL_SAMPLE`` queries each, seeded."""
-ALL_SETS = tuple(dict.fromkeys(DATASETS + TEST_PARTS + TUNE_PARTS + TRAIN_SETS))
+ALL_SETS = tuple(dict.fromkeys(DATASETS + TEST_PARTS + TUNE_PARTS + FRESH_TUNE + TRAIN_SETS))
 METATOOL_SAMPLE = 1000
 
 
@@ -69,6 +73,11 @@ def dataset_files(name: str) -> tuple[Path, Path]:
     root = shared_dir()
     if name == "fleet":
         return root / "fleet" / "catalog.json", REPO / "benchmarks" / "queries" / "fleet_dev.jsonl"
+    if name == "fleet-heldout2":
+        return (
+            root / "fleet" / "catalog.json",
+            REPO / "benchmarks" / "queries" / "fleet_heldout2.jsonl",
+        )
     if name.startswith("fleet-heldout"):
         heldout = REPO / "benchmarks" / "queries" / "fleet_heldout.jsonl"
         return root / "fleet" / "catalog.json", heldout

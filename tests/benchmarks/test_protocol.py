@@ -166,3 +166,31 @@ def test_every_fleet_heldout_label_names_a_catalog_tool() -> None:
         assert r["query"].strip(), r["id"]
         for pair in [*r["relevant"], *r.get("acceptable", [])]:
             assert tuple(pair) in have, (r["id"], pair)
+
+
+@pytest.mark.skipif(
+    not (SHARED / "fleet" / "catalog.json").is_file(), reason="no shared fleet beside the checkout"
+)
+def test_the_second_heldout_set_keeps_to_tune_servers_and_new_tools() -> None:
+    """Written for choosing only: its servers are those of fleet-heldout-tune (so the held-out
+    test part's servers stay unseen), its tools none that the dev or first held-out set asks."""
+    queries = REPO / "benchmarks" / "queries"
+    rows = protocol.read_jsonl(queries / protocol.HELDOUT2)
+    assert len(rows) >= 60
+    have = {
+        (t["server"], t["tool"]) for t in protocol.fleet_tools(SHARED / "fleet" / "catalog.json")
+    }
+    asked_before = {
+        tuple(pair)
+        for name in ("fleet_dev.jsonl", protocol.HELDOUT)
+        for r in protocol.read_jsonl(queries / name)
+        for pair in r.get("relevant") or []
+    }
+    for r in rows:
+        assert r["query"].strip() and len(r["relevant"]) == 1, r["id"]
+        ((server, tool),) = r["relevant"]
+        assert protocol.part_of("fleet-heldout", server) == "tune", r["id"]
+        assert (server, tool) not in asked_before, r["id"]
+        for pair in [*r["relevant"], *r.get("acceptable", [])]:
+            assert tuple(pair) in have, (r["id"], pair)
+    assert len({r["id"] for r in rows}) == len(rows)

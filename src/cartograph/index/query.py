@@ -114,7 +114,7 @@ than asking: the frame is looked for in the next clause."""
 def task_frame(query: str) -> str | None:
     """What ``query`` asks for without what it is about: the first clause that asks (not one
     that sets the scene), without the request's wrapping ("can you ..."), up to the first word
-        that opens its topic. None when that leaves fewer than two indexed words (the lexical
+    that opens its topic. None when that leaves fewer than two indexed words (the lexical
     channel's) or the whole query. A clause of fewer than two indexed words ("First,") is
     passed over."""
     for part in _CLAUSE_END.split(query.strip()):

@@ -239,11 +239,12 @@ class ToolIndex:
         params = self.hybrid_params
         if names is None:
             names = bool(params.w_name or params.w_server_name)
-        q = embed_queries(self.embedder, [query])[0] if query_vec is None else query_vec
+        q = self.query_vectors(query, steps=False)[0] if query_vec is None else query_vec
         name_share, server_name_share = self.names.shares(words) if names else (None, None)
         if actions is None:
             actions = bool(params.w_action)
         frame = self.frame_vector(query) if (params.w_frame if frames is None else frames) else None
+        frame_stats = None if frame is None else self.vectors.stats(frame[None, :])
         stats = self.vectors.stats(q[None, :])
         steps = None if step_vecs is None else self.vectors.cosines(step_vecs)
         return Evidence(
@@ -257,20 +258,12 @@ class ToolIndex:
             server_name_share=server_name_share,
             action=self.actions.agreement(query) if actions else None,
             frame_cos=None if frame is None else self.vectors.cosine(frame),
-            frame_stats=self._frame_stats(frame, stats),
+            frame_stats=frame_stats[0] if frame_stats else None,
             tool_server=self.tool_server,
             n_servers=len(self.servers),
             dense_stats=stats[0] if stats else None,
             step_stats=self.vectors.stats(step_vecs) if step_vecs is not None and stats else None,
         )
-
-    def _frame_stats(self, frame: np.ndarray | None, stats: list | None) -> tuple | None:
-        """The frame cosines' (mean, std) over every tool where the vector source gives only
-        the nearest tools' cosines (as ``dense_stats``); None where they are complete."""
-        if frame is None or not stats:
-            return None
-        frame_stats = self.vectors.stats(frame[None, :])
-        return frame_stats[0] if frame_stats else None
 
     def scores(
         self,

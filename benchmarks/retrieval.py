@@ -42,6 +42,7 @@ from cartograph.index import (
     ToolIndex,
     load_embedder,
 )
+from cartograph.index.vector_cache import QUERIES
 from cartograph.upstream.snapshot import Snapshot, load_snapshot
 
 REPO = Path(__file__).resolve().parents[1]
@@ -181,11 +182,44 @@ def prepare(dataset: str, texts: str, embedder: Embedder, cache: Path | None):
     return index, dataset_queries(dataset, queries_path)
 
 
+def attach_reorder(index: ToolIndex, cache: Path | None) -> float:
+    """Attach discover's reorder stage to ``index`` (its vectors through ``cache`` when given);
+    the seconds its vectors took (embedding them, or reading them from the cache)."""
+    import tempfile
+
+    from cartograph.index.reorder import REORDER_MODEL, open_reorderer
+
+    trained = load_embedder(REORDER_MODEL)
+    builder: Embedder = CachedEmbedder(trained, cache) if cache else trained
+    started = time.perf_counter()
+    with tempfile.TemporaryDirectory() as home:
+        index.reorderer = open_reorderer(Path(home), index, builder)
+    if index.reorderer is not None:
+        index.reorderer.embedder = trained
+    return round(time.perf_counter() - started, 1)
+
+
+def print_stage_one_latency(
+    index: ToolIndex, queries: list[EvalQuery], n: int, reordered: tuple[float, float]
+) -> None:
+    """Time the same tasks without the reorder stage, right after the timing with it."""
+    stage, index.reorderer = index.reorderer, None
+    try:
+        p50, p95, _ = latency(index, queries, DEFAULT_METHOD, n)
+    finally:
+        index.reorderer = stage
+    print(
+        f"discover p50 / p95, {len(index)} tools: {reordered[0]:.1f} / {reordered[1]:.1f} ms "
+        f"with the reorder, {p50:.1f} / {p95:.1f} ms without (load {os.getloadavg()[0]:.1f})"
+    )
+
+
 def latency(index: ToolIndex, queries: list[EvalQuery], method: str, n: int = 200):
     sample = [q.query for q in queries[:n]]
     index.search(sample[0], k=5, method=method)  # warm up
     times, cpu = [], []
     for q in sample:
+        QUERIES._items.clear()  # each task is embedded, as a new one is (by every model)
         t0, c0 = time.perf_counter(), time.thread_time()
         index.search(q, k=5, method=method)
         times.append((time.perf_counter() - t0) * 1000)
@@ -272,6 +306,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         default=0,
         help="also time a synthetic N-tool index grown from the first data set",
     )
+    ap.add_argument(
+        "--reorder",
+        action="store_true",
+        help="attach discover's reorder stage (the trained encoder orders hybrid's top 5) to "
+        "every index, as discover and the proxy do by default",
+    )
     ap.add_argument("-k", type=int, default=5)
     ap.add_argument("--json", type=Path, default=None, help="also write results here")
     ap.add_argument(
@@ -325,17 +365,20 @@ def main(argv: Sequence[str] | None = None) -> int:
                         break
                     index, queries = prepared
                     build = time.perf_counter() - t0
+                    reorder_s = attach_reorder(index, args.cache) if args.reorder else None
                     report = run_eval(index, queries, args.methods, k=args.k)
                     p50 = p95 = cpu50 = None
                     if args.latency:
                         p50, p95, cpu50 = latency(index, queries, DEFAULT_METHOD, args.latency)
+                        if args.reorder:
+                            print_stage_one_latency(index, queries, args.latency, (p50, p95))
                     for method, res in report.methods.items():
                         rows.append(
                             {
                                 "dataset": dataset,
                                 "tools": len(index),
                                 "texts": texts,
-                                "embedder": label,
+                                "embedder": label + (" + reorder" if args.reorder else ""),
                                 "method": method,
                                 **res.scores.as_json(),
                                 "build_s": round(index.build_seconds, 1),
@@ -344,6 +387,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                                 "p95_ms": None if p95 is None else round(p95, 2),
                                 "cpu50_ms": None if cpu50 is None else round(cpu50, 2),
                                 "build_cpu_s": round(getattr(index, "build_cpu", 0.0), 1),
+                                "reorder_s": reorder_s,
                                 "load": round(os.getloadavg()[0], 1),
                             }
                         )
@@ -353,7 +397,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                             for r in rows
                             if r["dataset"] == dataset
                             and r["texts"] == texts
-                            and r["embedder"] == label
+                            and r["embedder"].startswith(label)
                         ]
                     )
                     if args.synthetic and texts == "cards":
@@ -389,6 +433,7 @@ def print_table(rows: list[dict]) -> None:
         "n",
         "build_s",
         "build_cpu_s",
+        "reorder_s",
         "p50_ms",
         "p95_ms",
         "cpu50_ms",
@@ -408,7 +453,7 @@ def synthetic_index(base: ToolIndex, n: int, seed: int = 0) -> tuple[ToolIndex, 
     moved by noise (so no two are equal) and its lexical text kept. Scale check only."""
     from cartograph.index.documents import ToolDocument
     from cartograph.index.lexical import Lexical
-    from cartograph.index.tool_index import _centroids, _unit
+    from cartograph.index.vectors import server_centroids, unit_rows
 
     t0 = time.perf_counter()
     rng = np.random.default_rng(seed)
@@ -416,7 +461,7 @@ def synthetic_index(base: ToolIndex, n: int, seed: int = 0) -> tuple[ToolIndex, 
     idx = np.tile(np.arange(len(base)), reps)[:n]
     copy = np.repeat(np.arange(reps), len(base))[:n]
     vecs = base.tool_vectors[idx] + rng.normal(0, 0.02, (n, base.tool_vectors.shape[1]))
-    vecs = _unit(vecs.astype(np.float32))
+    vecs = unit_rows(vecs.astype(np.float32))
     servers = [f"{s}#{c}" for c in range(reps) for s in base.servers]
     tool_server = (base.tool_server[idx] + copy * len(base.servers)).astype(np.int64)
     docs = [
@@ -438,7 +483,7 @@ def synthetic_index(base: ToolIndex, n: int, seed: int = 0) -> tuple[ToolIndex, 
         vectors=MatrixVectors(vecs),
         servers=servers,
         tool_server=tool_server,
-        centroids=_centroids(vecs, tool_server, len(servers)),
+        centroids=server_centroids(vecs, tool_server, len(servers)),
         server_vectors=srv_vecs,
         documents=docs,
         server_documents=[base.server_documents[i % len(base.servers)] for i in used],

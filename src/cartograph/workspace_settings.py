@@ -29,6 +29,10 @@ class WorkspaceSettings(BaseModel):
     rerank: bool | None = Field(default=None, strict=True)
     """Whether discover reranks stage one's top 20 with the cross-encoder (``discover
     --rerank``; the proxy reads it at start). Off when unset."""
+    reorder: bool | None = Field(default=None, strict=True)
+    """Whether discover puts hybrid's top 5 in the trained encoder's order (``discover
+    --reorder``; the proxy reads it at start). On when unset; the reranker, when on, takes its
+    place."""
     llm: dict[str, Any] | None = None
     """The llm generator's block (checked field by field by ``generate.llm.client``)."""
     card_history: int | None = None

@@ -10,6 +10,7 @@ from indexkit import INDEX_KEY, write_workspace_cards
 
 from cartograph.cli import main
 from cartograph.index.answer import DiscoverAnswer, render_answer
+from cartograph.index.reorder import REORDER_ENV, workspace_reorderer
 from cartograph.storage import load_verified, open_index
 from cartograph.workspace import Workspace
 
@@ -25,7 +26,8 @@ def run(home, *args):
     return CliRunner().invoke(main, ["--home", str(home), *args], catch_exceptions=False)
 
 
-def test_discover_json_is_the_answer_the_proxy_gives(home):
+def test_discover_json_is_the_answer_the_proxy_gives(home, monkeypatch):
+    monkeypatch.delenv(REORDER_ENV, raising=False)
     result = run(home, "discover", "post a message to the team Slack channel", "-k", "3", "--json")
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)
@@ -40,7 +42,10 @@ def test_discover_json_is_the_answer_the_proxy_gives(home):
     assert first["examples"][0]
     ws = Workspace(home)
     cards = load_verified(ws).cards
-    hits = open_index(ws).search("post a message to the team Slack channel", k=3)
+    index = open_index(ws)
+    index.reorderer = workspace_reorderer(ws.root, index, None)
+    assert index.reorderer is not None  # on by default
+    hits = index.search("post a message to the team Slack channel", k=3)
     assert data == render_answer(cards, hits).to_json()  # one renderer for CLI and proxy
     assert DiscoverAnswer.model_validate(data).tools[0].tool == "post_message"
 
@@ -97,7 +102,7 @@ def test_rerank_flag_and_setting(home, monkeypatch):
 
 def test_explain_gives_each_channels_term_and_they_add_up_to_the_score(home):
     task = "post a message to the team Slack channel"
-    result = run(home, "discover", task, "-k", "3", "--explain", "--json")
+    result = run(home, "discover", task, "-k", "3", "--explain", "--json", "--no-reorder")
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)
     hits = open_index(Workspace(home)).search(task, k=3)
@@ -105,6 +110,7 @@ def test_explain_gives_each_channels_term_and_they_add_up_to_the_score(home):
     for hit in hits:
         terms = data["explain"][f"{hit.server}/{hit.tool}"]
         assert {"dense", "bm25", "rank", "coverage", "action"} <= set(terms)
+        assert "trained" not in terms
         assert sum(terms.values()) == pytest.approx(hit.score, abs=0.01)
     assert data["explain"]["slack/post_message"]["action"] > 0  # "post a" asks to create
     table = run(home, "discover", task, "-k", "2", "--explain")
@@ -116,3 +122,33 @@ def test_explain_with_a_single_channel_method_says_there_is_nothing_to_split(hom
     assert result.exit_code == 0, result.output
     assert "explain" not in json.loads(result.stdout)
     assert "no channels to show" in result.stderr
+
+
+def test_reorder_is_on_by_default_and_orders_the_top_five_by_the_trained_score(home, monkeypatch):
+    monkeypatch.delenv(REORDER_ENV, raising=False)
+    task = "list the pull requests of our GitHub repository"
+    table = run(home, "discover", task, "-k", "5")
+    assert table.exit_code == 0, table.output
+    assert "top 5 ordered by minilm-tools" in table.stdout
+    data = json.loads(run(home, "discover", task, "-k", "5", "--explain", "--json").stdout)
+    trained = [terms["trained"] for terms in data["explain"].values()]
+    assert trained == sorted(trained, reverse=True)
+    for terms in data["explain"].values():  # the channels still add up to stage one's score
+        assert set(terms) >= {"dense", "bm25", "trained"}
+    off = json.loads(run(home, "discover", task, "-k", "5", "--no-reorder", "--json").stdout)
+    on = json.loads(run(home, "discover", task, "-k", "5", "--json").stdout)
+    assert {t["tool"] for t in off["tools"]} == {t["tool"] for t in on["tools"]}
+    assert "top 5 ordered" not in run(home, "discover", task, "--no-reorder").stdout
+    monkeypatch.setenv(REORDER_ENV, "0")
+    assert "top 5 ordered" not in run(home, "discover", task).stdout
+    config = Workspace(home).config_file
+    saved = config.read_text() if config.is_file() else None
+    monkeypatch.delenv(REORDER_ENV)
+    try:
+        config.write_text(json.dumps({"reorder": False}))
+        assert "top 5 ordered" not in run(home, "discover", task).stdout
+        config.write_text(json.dumps({"reorder": "yes"}))
+        bad = run(home, "discover", task)
+        assert bad.exit_code != 0 and "reorder" in bad.stderr
+    finally:
+        config.unlink() if saved is None else config.write_text(saved)

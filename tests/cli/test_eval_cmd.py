@@ -85,3 +85,29 @@ def test_a_malformed_query_file_is_a_usage_error(setup, tmp_path):
     result = run(home, "eval", "--queries", str(bad))
     assert result.exit_code == 2
     assert "relevant" in result.stderr
+
+
+def test_eval_scores_hybrid_as_discover_ranks_it(setup, monkeypatch):
+    from cartograph.index.reorder import REORDER_ENV, workspace_reorderer
+    from cartograph.storage import open_index
+
+    monkeypatch.delenv(REORDER_ENV, raising=False)
+    home, qfile = setup
+    index = open_index(Workspace(home))
+    expected = {}
+    for name, stage in (("off", None), ("on", workspace_reorderer(home, index, None))):
+        index.reorderer = stage
+        firsts = 0
+        for q in QUERIES:
+            labels = {(q["server"], q["tool"])} if "server" in q else set()
+            for key in ("relevant", "acceptable", "relevant_equivalent"):
+                labels |= {tuple(pair) for pair in q.get(key, [])}
+            top = index.search(q["query"], k=1)[0]
+            firsts += (top.server, top.tool) in labels
+        expected[name] = firsts / len(QUERIES)
+    for flag, name in (("--reorder", "on"), ("--no-reorder", "off")):
+        result = run(home, "eval", "--queries", str(qfile), "--method", "hybrid", flag, "--json")
+        assert result.exit_code == 0, result.output
+        assert json.loads(result.stdout)["methods"]["hybrid"]["R@1"] == expected[name]
+    table = run(home, "eval", "--queries", str(qfile), "--method", "hybrid").stdout
+    assert "top 5 ordered by minilm-tools" in table.replace("\n", " ")

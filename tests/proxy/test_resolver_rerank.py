@@ -1,5 +1,6 @@
-"""Through the proxy: the workspace's ``rerank`` setting turns the cross-encoder on, status
-names it, and a damaged reranker costs the reranking only, never discover."""
+"""Through the proxy: the reorder stage is on by default and status names its model; the
+workspace's ``rerank`` setting turns the cross-encoder on in its place; a damaged second model
+costs its stage only, never discover."""
 
 from __future__ import annotations
 
@@ -10,7 +11,8 @@ from pathlib import Path
 import pytest
 from proxykit import Env, connected, data
 
-from cartograph.index import packaged
+from cartograph.index import embedders, packaged
+from cartograph.index.reorder import REORDER_ENV, REORDER_MODEL
 from cartograph.index.rerank import RERANK_ENV, RERANKER
 
 pytestmark = pytest.mark.anyio
@@ -27,12 +29,37 @@ async def test_the_setting_turns_reranking_on_and_status_names_the_model(
     env: Env, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.delenv(RERANK_ENV, raising=False)
+    monkeypatch.delenv(REORDER_ENV, raising=False)
     _plain, before = await discover_and_status(env)
     env.ws.config_file.write_text(json.dumps({"rerank": True}))
     found, after = await discover_and_status(env)
     assert "reranker" not in before["index"]
+    assert before["index"]["reorder"].startswith(f"cartograph/{REORDER_MODEL}@")
+    assert (env.ws.root / "index-reorder" / "vectors.npy").is_file()
     assert after["index"]["reranker"].startswith(f"cartograph/{RERANKER}@")
+    assert "reorder" not in after["index"]  # one second model at a time
     assert len(found["tools"]) == 3
+
+
+async def test_the_setting_turns_the_reorder_off(env: Env, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(REORDER_ENV, raising=False)
+    env.ws.config_file.write_text(json.dumps({"reorder": False}))
+    found, status = await discover_and_status(env)
+    assert "reorder" not in status["index"] and len(found["tools"]) == 3
+
+
+async def test_a_damaged_trained_model_costs_the_reorder_only(
+    env: Env, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    shutil.copytree(packaged.models_dir(), tmp_path / "models")
+    (tmp_path / "models" / REORDER_MODEL / "model.onnx").write_bytes(b"not a model")
+    monkeypatch.setattr(packaged, "models_dir", lambda: tmp_path / "models")
+    monkeypatch.delitem(embedders._cache, REORDER_MODEL, raising=False)  # loaded by other tests
+    monkeypatch.delenv(REORDER_ENV, raising=False)
+    found, status = await discover_and_status(env)
+    assert len(found["tools"]) == 3
+    assert "reorder" not in status["index"] and status["index"]["method"] == "hybrid"
+    assert "does not reorder" in caplog.text and "model.onnx" in caplog.text
 
 
 async def test_a_damaged_reranker_leaves_discover_working(

@@ -46,10 +46,17 @@ if TYPE_CHECKING:
     "the workspace's `rerank` setting, else off).",
 )
 @click.option(
+    "--reorder/--no-reorder",
+    default=None,
+    help="Put hybrid's top 5 in the trained encoder's order (default: $CARTOGRAPH_REORDER, "
+    "else the workspace's `reorder` setting, else on; --rerank takes its place).",
+)
+@click.option(
     "--explain",
     is_flag=True,
     help="Show each channel's term of the hybrid score for the tools shown (dense, BM25, rank, "
-    'coverage, action); with --json, as an "explain" object keyed "server/tool".',
+    "coverage, action) and, when the reorder is on, the trained model's score that ordered the "
+    'top 5 ("trained", not a term); with --json, as an "explain" object keyed "server/tool".',
 )
 @json_option("Print the answer as JSON.")
 @pass_app
@@ -61,6 +68,7 @@ def discover(
     method: Method,
     keywords: tuple[str, ...],
     rerank: bool | None,
+    reorder: bool | None,
     explain: bool,
     as_json: bool,
 ) -> None:
@@ -71,13 +79,16 @@ def discover(
     (with the reason logged) when it is missing, stale or altered. --json prints what the
     proxy's discover tool answers: {"tools": [{server, tool, summary, usage, input_schema,
     examples}], "note"}. --explain shows what each channel of the hybrid score gave each tool
-    shown (stage one's terms; a reranked order is the reranker's).
+    shown (stage one's terms, and the trained encoder's hybrid score that ordered the top 5 as
+    "trained"; a reranked order is the reranker's).
     """
     from cartograph.index import open_index_with_status
     from cartograph.index.abstain import judge
     from cartograph.index.answer import render_answer
+    from cartograph.index.reorder import workspace_reorderer
     from cartograph.index.rerank import workspace_reranker
     from cartograph.storage import open_store
+    from cartograph.workspace import read_settings
 
     ws = app.workspace
     if ws.store is None and not ws.root.is_dir():
@@ -89,6 +100,7 @@ def discover(
     if status.action == "rebuilt":
         stderr.print(f"[yellow]index rebuilt[/]: {status.reason}", highlight=False)
     index.reranker = workspace_reranker(ws, rerank)
+    index.reorderer = workspace_reorderer(ws.root, index, read_settings(ws).reorder, reorder)
     hits = index.search(task, k=k, method=method, keywords=keywords)
     note = judge(hits, index.embedder.model)  # abstained: the tools are the nearest, not fits
     answer = render_answer(status.cards, hits, note, weak=note is not None)
@@ -101,11 +113,24 @@ def discover(
             out["explain"] = {f"{s}/{t}": parts for (s, t), parts in terms.items()}
         emit_json(out)
         return
-    ranked = f"{method} + rerank" if index.reranker else method
+    ranked = ranked_label(index, method)
     title = f"{task!r} ({ranked}, {len(index)} tools)"
     print_answer(title, answer, {(h.server, h.tool): h.score for h in hits}, terms)
     if answer.note:
         stderr.print(answer.note, highlight=False)
+
+
+TRAINED = "trained"
+"""The key of the trained model's score in --explain (the reorder's; not a term of the score)."""
+
+
+def ranked_label(index: ToolIndex, method: Method) -> str:
+    """How the answer was ranked, for the table's title."""
+    if index.reranker is not None:
+        return f"{method} + rerank"
+    if index.reorderer is not None and method == "hybrid":
+        return f"{method}, top 5 ordered by {index.reorderer.embedder.name}"
+    return method
 
 
 def print_answer(
@@ -127,9 +152,12 @@ def print_answer(
         if t.examples:
             arguments += "\ne.g. " + json.dumps(t.examples[0], ensure_ascii=False)[:120]
         score = f"{scores[(t.server, t.tool)]:.3f}"
-        parts = terms.get((t.server, t.tool))
+        parts = dict(terms.get((t.server, t.tool)) or {})
+        trained = parts.pop(TRAINED, None)
         if parts:
             score += "\n" + "\n".join(f"{name} {value:+.2f}" for name, value in parts.items())
+        if trained is not None:
+            score += f"\n(trained {trained:.2f})"
         table.add_row(str(i), f"{t.tool}\n({t.server})", score, t.summary, arguments)
     stdout.print(table)
 
@@ -138,11 +166,16 @@ def channel_terms(
     index: ToolIndex, task: str, keywords: Sequence[str], hits: Sequence[Hit]
 ) -> dict[tuple[str, str], dict[str, float]]:
     """Each hybrid channel's term for the tools of ``hits``, as discover computed them (the
-    other methods have one channel each, which the score already is)."""
+    other methods have one channel each, which the score already is); with the reorder stage,
+    also the trained model's hybrid score that ordered the top 5 (:data:`TRAINED`, not a term
+    of the score)."""
     from cartograph.index.methods import hybrid_parts
 
     words = " ".join([task, *keywords]) if keywords else None
-    parts = hybrid_parts(index.evidence(task, lexical_text=words), index.hybrid_params)
+    evidence = index.evidence(task, lexical_text=words)
+    parts = hybrid_parts(evidence, index.hybrid_params)
+    if index.reorderer is not None and index.reranker is None:
+        parts[TRAINED] = index.reorderer.scores(task, evidence)
     out = {}
     for h in hits:
         k = index.position(h.server, h.tool)

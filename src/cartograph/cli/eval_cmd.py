@@ -40,6 +40,12 @@ if TYPE_CHECKING:
 @k_option("Cut-off listed in --verbose, and k for two-stage's server stage.")
 @json_option("Print the figures as JSON.")
 @click.option("--verbose", is_flag=True, help="List each miss with what ranked first instead.")
+@click.option(
+    "--reorder/--no-reorder",
+    default=None,
+    help="Score hybrid with discover's reorder stage (the trained encoder orders its top 5; "
+    "default: as discover does, from $CARTOGRAPH_REORDER or the `reorder` setting, else on).",
+)
 @pass_app
 @handle_errors
 def eval_(
@@ -49,26 +55,35 @@ def eval_(
     k: int,
     as_json: bool,
     verbose: bool,
+    reorder: bool | None,
 ) -> None:
     """Score ranking methods on a query set over the workspace's index, side by side.
 
     A query counts as a hit at k when any relevant or acceptable tool ranks in the top k.
-    'random' is shown as its expected value.
+    'random' is shown as its expected value. Hybrid is scored as discover ranks it: with the
+    reorder stage unless it is off (the table's title says which).
     """
     from cartograph.evaluate import load_queries, run_eval
     from cartograph.index import open_index
+    from cartograph.index.reorder import workspace_reorderer
     from cartograph.storage import open_store
+    from cartograph.workspace import read_settings
 
     queries = load_queries(queries_path)
     ws = app.workspace
     index = open_index(ws, open_store(ws))
+    index.reorderer = workspace_reorderer(ws.root, index, read_settings(ws).reorder, reorder)
     report = run_eval(index, queries, list(methods) or list(METHODS), k=k)
     if report.missing_labels:
         stderr.print(f"[yellow]{report.missing_labels} query(ies) name no tool in the index[/]")
     if as_json:
         emit_json(_as_json(report, verbose))
         return
-    table = new_table(title=f"{len(queries)} queries over {len(index)} tools ({queries_path.name})")
+    stage = index.reorderer
+    ordered = f"; hybrid's top 5 ordered by {stage.embedder.name}" if stage else ""
+    table = new_table(
+        title=f"{len(queries)} queries over {len(index)} tools ({queries_path.name}{ordered})"
+    )
     for col in ("method", "R@1", "R@3", "R@5", "MRR", "mean rank", "n"):
         table.add_column(col, justify="left" if col == "method" else "right")
     for name, res in report.methods.items():

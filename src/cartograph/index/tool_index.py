@@ -23,6 +23,7 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -56,17 +57,15 @@ from cartograph.index.name_match import NameMatch
 from cartograph.index.persist import load_index, save_index
 from cartograph.index.query import split_steps, task_frame
 from cartograph.index.rerank import Reranker, reranked_top, top_indexes
-from cartograph.index.vector_cache import QueryCache, embed_documents
-from cartograph.index.vectors import MatrixVectors, ToolVectors
+from cartograph.index.vector_cache import QUERIES, embed_documents
+from cartograph.index.vectors import MatrixVectors, ToolVectors, server_centroids, unit_rows
 
-_QUERIES = QueryCache()  # one per process: keyed by model id, so indexes may share it
+if TYPE_CHECKING:
+    from cartograph.index.reorder import Reorderer
+
+_QUERIES = QUERIES  # the process's query LRU (benchmarks clear or resize it)
 
 logger = logging.getLogger(__name__)
-
-
-def _unit(rows: np.ndarray) -> np.ndarray:
-    norms = np.linalg.norm(rows, axis=1, keepdims=True)
-    return (rows / np.where(norms > 0, norms, 1.0)).astype(np.float32)
 
 
 @dataclass
@@ -88,6 +87,7 @@ class ToolIndex:
     embedded: int = 0  # texts the last build embedded (the rest came from the cache)
     hybrid: HybridParams | None = None  # None: the weights chosen for the embedding model
     reranker: Reranker | None = None  # reorders stage one's top 20 (cartograph.index.rerank)
+    reorderer: Reorderer | None = None  # orders hybrid's top 5 (cartograph.index.reorder)
     _tokens: list[frozenset[str]] | None = field(default=None, repr=False)
     _pos: dict[tuple[str, str], int] | None = field(default=None, repr=False)
     _names: NameMatch | None = field(default=None, repr=False)
@@ -126,11 +126,11 @@ class ToolIndex:
         srv_vecs, fresh_servers = embed_documents(embedder, server_docs, known)
         index = cls(
             tool_ids=[(d.server, d.tool) for d in docs],
-            vectors=MatrixVectors(_unit(vecs)),
+            vectors=MatrixVectors(unit_rows(vecs)),
             servers=servers,
             tool_server=tool_server,
-            centroids=_centroids(vecs, tool_server, len(servers)),
-            server_vectors=_unit(srv_vecs),
+            centroids=server_centroids(vecs, tool_server, len(servers)),
+            server_vectors=unit_rows(srv_vecs),
             documents=docs,
             server_documents=server_docs,
             lexical=Lexical.build(d.lexical for d in docs),
@@ -278,8 +278,13 @@ class ToolIndex:
 
         ``query_vec`` (and for hybrid ``step_vecs``) may be passed when already embedded;
         ``keywords`` (product names, identifiers) join the query in the lexical channel only.
+        With the reorder stage set (and no reranker), hybrid's top 5 are lifted into its order
+        (:meth:`~cartograph.index.reorder.Reorderer.lifted`), so the ranking is discover's.
         """
-        return self._scored(query, method, k, query_vec, step_vecs, keywords)[0]
+        scores, _, evidence = self._scored(query, method, k, query_vec, step_vecs, keywords)
+        if self.reorderer is not None and self.reranker is None and evidence is not None:
+            return self.reorderer.lifted(query, evidence, scores)
+        return scores
 
     def _scored(
         self,
@@ -289,32 +294,32 @@ class ToolIndex:
         query_vec: np.ndarray | None = None,
         step_vecs: np.ndarray | None = None,
         keywords: Sequence[str] = (),
-    ) -> tuple[np.ndarray, np.ndarray | None]:
-        """:meth:`scores`, and for the dense methods the tools' cosines to the query that the
-        scores were made from (None for the lexical ones)."""
+    ) -> tuple[np.ndarray, np.ndarray | None, Evidence | None]:
+        """:meth:`scores`; for the dense methods the tools' cosines to the query that the
+        scores were made from (None for the lexical ones); the evidence fused, if any."""
         if method not in METHODS:
             raise UsageError(f"unknown method {method!r}; choose one of: {', '.join(METHODS)}")
         n = len(self.tool_ids)
         words = " ".join([query, *keywords]) if keywords else query
         if method == "random":
             seed = int.from_bytes(hashlib.sha256(query.encode()).digest()[:4], "big")
-            return random_scores(n, seed=seed), None
+            return random_scores(n, seed=seed), None, None
         if method == "jaccard":
             if self._tokens is None:
                 self._tokens = [token_set(d.lexical) for d in self.documents]
-            return jaccard_scores(words, self._tokens).astype(np.float64), None
+            return jaccard_scores(words, self._tokens).astype(np.float64), None, None
         if method == "bm25":
-            return self.lexical.scores(words).astype(np.float64), None
+            return self.lexical.scores(words).astype(np.float64), None, None
         if query_vec is None:
             steps = method == "hybrid" and self.hybrid_params.w_steps > 0
             query_vec, step_vecs = self.query_vectors(query, steps=steps)
         if method == "flat":
             cosines = self.vectors.cosine(query_vec)
-            return cosines.astype(np.float64), cosines
+            return cosines.astype(np.float64), cosines, None
         evidence = self.evidence(query, query_vec, step_vecs, lexical_text=words)
         if method == "two-stage":
-            return two_stage_scores(evidence, k).astype(np.float64), evidence.tool_cos
-        return hybrid_scores(evidence, self.hybrid_params), evidence.tool_cos
+            return two_stage_scores(evidence, k).astype(np.float64), evidence.tool_cos, None
+        return hybrid_scores(evidence, self.hybrid_params), evidence.tool_cos, evidence
 
     def search(
         self,
@@ -324,19 +329,23 @@ class ToolIndex:
         keywords: Sequence[str] = (),
     ) -> list[Hit]:
         """The top ``k`` tools for ``query`` under ``method``; with a dense method each hit
-        carries its cosine to the query (what abstention reads: :mod:`cartograph.index.abstain`)."""
+        carries its cosine to the query (what abstention reads: :mod:`cartograph.index.abstain`).
+        The reranker, when set, reorders stage one's top 20; else the reorder stage, when set,
+        hybrid's top 5 (each hit keeps its stage-one score)."""
         if k < 1:
             raise UsageError("k must be at least 1")
         if not self.tool_ids:
             return []
-        scores, cosines = self._scored(query, method, k, keywords=keywords)
-        if self.reranker is None:
-            top = top_indexes(scores, k)
-            values = scores[top]
-        else:
+        scores, cosines, evidence = self._scored(query, method, k, keywords=keywords)
+        if self.reranker is not None:
             top, values = reranked_top(
                 self.reranker, query, lambda i: self.documents[i].dense, scores, k
             )
+        elif self.reorderer is not None and evidence is not None:
+            top, values = self.reorderer.top(query, evidence, scores, k)
+        else:
+            top = top_indexes(scores, k)
+            values = scores[top]
         return [
             Hit(
                 *self.tool_ids[i],
@@ -348,11 +357,3 @@ class ToolIndex:
 
     def embed_queries(self, queries: Sequence[str]) -> np.ndarray:
         return embed_queries(self.embedder, queries)
-
-
-def _centroids(vecs: np.ndarray, tool_server: np.ndarray, m: int) -> np.ndarray:
-    out = np.zeros((m, vecs.shape[1] if vecs.ndim == 2 else 0), dtype=np.float64)
-    if m:
-        np.add.at(out, tool_server, vecs.astype(np.float64))
-        out /= np.maximum(np.bincount(tool_server, minlength=m), 1)[:, None]
-    return _unit(out.astype(np.float32))

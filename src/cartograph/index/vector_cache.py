@@ -68,3 +68,7 @@ class QueryCache:
         if len(self._items) > self.size:
             self._items.popitem(last=False)
         return value
+
+
+QUERIES = QueryCache()
+"""The process's query vectors: keyed by model id, so every index and the reorder stage share it."""

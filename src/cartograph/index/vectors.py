@@ -60,3 +60,18 @@ class MatrixVectors:
 
     def stored(self, picks: list[int]) -> dict[int, np.ndarray]:
         return {i: self.array[i] for i in picks}
+
+
+def unit_rows(rows: np.ndarray) -> np.ndarray:
+    """``rows`` scaled to unit length (a zero row stays zero), as float32."""
+    norms = np.linalg.norm(rows, axis=1, keepdims=True)
+    return (rows / np.where(norms > 0, norms, 1.0)).astype(np.float32)
+
+
+def server_centroids(vecs: np.ndarray, tool_server: np.ndarray, m: int) -> np.ndarray:
+    """The unit mean of each of ``m`` servers' tool vectors (``tool_server``: each row's server)."""
+    out = np.zeros((m, vecs.shape[1] if vecs.ndim == 2 else 0), dtype=np.float64)
+    if m:
+        np.add.at(out, tool_server, vecs.astype(np.float64))
+        out /= np.maximum(np.bincount(tool_server, minlength=m), 1)[:, None]
+    return unit_rows(out.astype(np.float32))

@@ -71,7 +71,22 @@ def default_opener(ws: Workspace, store: Store, cards: Mapping[str, Card]) -> Se
     if status.action == "rebuilt":
         logger.info("retrieval index rebuilt: %s", status.reason)
     index.reranker = proxy_reranker(ws)
+    index.reorderer = proxy_reorderer(ws, index)
     return index
+
+
+def proxy_reorderer(ws: Workspace, index: Any):
+    """The reorder stage the workspace asks for over ``index``, or None (a damaged model or
+    an unwritable home is logged and costs the reorder only)."""
+    from cartograph.index.reorder import workspace_reorderer
+    from cartograph.workspace import read_settings
+
+    try:
+        setting = read_settings(ws).reorder
+    except CartographError as exc:
+        logger.warning("discover does not reorder: %s", exc)
+        return None
+    return workspace_reorderer(ws.root, index, setting)
 
 
 def proxy_reranker(ws: Workspace):
@@ -152,8 +167,10 @@ class Resolver:
         opened = self.index_opened_at
         size = getattr(self._index, "tool_ids", None)
         reranker = getattr(self._index, "reranker", None)
+        reorderer = getattr(self._index, "reorderer", None)
         return IndexState(
             reranker=getattr(reranker, "model", None),
+            reorder=getattr(reorderer, "model", None),
             method=method,
             state=state,
             error=error,

@@ -81,6 +81,7 @@ class IndexState(_Out):
 
     method: str | None = None
     reranker: str | None = None  # the cross-encoder reordering stage one's top 20, when on
+    reorder: str | None = None  # the trained encoder ordering hybrid's top 5, when on
     state: str
     error: str | None = None
     opened_s_ago: float | None = None

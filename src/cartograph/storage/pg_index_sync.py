@@ -24,8 +24,8 @@ from cartograph.index.documents import ToolDocument, card_documents, server_docu
 from cartograph.index.embedders import Embedder
 from cartograph.index.manifest import DOCUMENTS_VERSION, embedder_spec
 from cartograph.index.store import IndexAction
-from cartograph.index.tool_index import _centroids, _unit
 from cartograph.index.vector_cache import embed_documents, text_key
+from cartograph.index.vectors import server_centroids, unit_rows
 from cartograph.storage.pg_db import DIM, INDEX_LOCK, Database
 
 logger = logging.getLogger(__name__)
@@ -143,9 +143,9 @@ def _write_servers(
     tool_server = np.asarray([pos[d.server] for d in docs], dtype=np.int64)
     texts = [d.dense for d in docs]
     vecs = embed_documents(emb, texts, known)[0] if docs else np.zeros((0, DIM), np.float32)
-    srv_vecs = _unit(emb.embed([server_document(cards[s]) for s in servers]))
-    centroids = _centroids(vecs, tool_server, len(servers))
-    vecs = _unit(vecs)
+    srv_vecs = unit_rows(emb.embed([server_document(cards[s]) for s in servers]))
+    centroids = server_centroids(vecs, tool_server, len(servers))
+    vecs = unit_rows(vecs)
     bulk = (
         len(docs) >= BULK_MIN
         and not conn.execute("SELECT EXISTS (SELECT 1 FROM cartograph_index_tools)").fetchone()[0]

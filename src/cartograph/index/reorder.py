@@ -1,0 +1,228 @@
+"""The reorder stage: the trained encoder puts stage one's top five in its own order.
+
+Stage one (hybrid over the index's model, the stock MiniLM by default) finds the right tool in
+its top five more often on MCP catalogs; the encoder trained here for tool retrieval
+(``minilm-tools``) more often puts it first. So discover keeps stage one's five and orders them
+by the trained model's hybrid score: R@5 cannot change, R@1 rose on every test part
+(docs/benchmarks.md, "The trained encoder behind the stock one"). The trained hybrid reads the
+same lexical evidence as stage one (BM25, coverage, action) with the trained model's cosines to
+every tool, centroid and server document (its z-scores need all of them), fused with the
+weights chosen for that model. Only ``hybrid`` is reordered; other methods rank as named.
+
+The trained model's vectors of the index's documents are kept in ``<home>/index-reorder/``
+(``vectors.npy`` and a manifest of the model and each row's text key): on open, rows whose text
+is unchanged are reused, the rest embedded, and the file rewritten when anything changed. The
+file is checked against its recorded hash and a few reused rows are embedded again; any
+mismatch discards it. It sits in the home for every store (a shared PostgreSQL catalog included:
+each proxy keeps its own copy).
+
+On by default; ``"reorder": false`` in ``<home>/config.json``, ``$CARTOGRAPH_REORDER=0`` or
+``discover --no-reorder`` turn it off. The cross-encoder reranker, when on, takes its place (one
+second model in memory at a time: ``serve`` stays under 300 MB), and an index whose own model is
+the trained one has nothing to reorder.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import random
+from dataclasses import dataclass, replace
+from io import BytesIO
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from cartograph.errors import CartographError, IndexError_
+from cartograph.files import atomic_write
+from cartograph.index.embedders import Embedder, embed_queries, load_embedder
+from cartograph.index.manifest import sha256_file
+from cartograph.index.methods import Evidence, HybridParams, hybrid_params_for, hybrid_scores
+from cartograph.index.rerank import top_indexes
+from cartograph.index.vector_cache import QUERIES, embed_documents, text_key
+from cartograph.index.vectors import server_centroids
+
+if TYPE_CHECKING:
+    from cartograph.index.tool_index import ToolIndex
+
+logger = logging.getLogger(__name__)
+
+REORDER_MODEL = "minilm-tools"
+REORDER_DEPTH = 5
+"""How many of stage one's tools the trained model orders (5 keeps stage one's top-5 set)."""
+REORDER_ENV = "CARTOGRAPH_REORDER"
+"""``1``/``0`` turns the reorder on or off for every command and the proxy (wins over config)."""
+FOLDER = "index-reorder"
+FORMAT = 1
+SPOT_CHECKS = 2
+SPOT_MIN_COSINE = 0.999
+
+
+@dataclass
+class Reorderer:
+    """The trained model and its unit vectors of one index's tool and server documents."""
+
+    embedder: Embedder
+    tool_vectors: np.ndarray  # (n, d), the index's tool order
+    centroids: np.ndarray  # (m, d), the index's server order
+    server_vectors: np.ndarray  # (m, d)
+    params: HybridParams
+    embedded: int = 0  # documents the last open embedded (the rest came from the file)
+
+    @property
+    def model(self) -> str:
+        """The model's id (name and weights' hash), as status shows it."""
+        return self.embedder.model
+
+    def scores(self, query: str, evidence: Evidence) -> np.ndarray:
+        """The trained hybrid's score of every tool: ``evidence``'s lexical channels (stage
+        one's) with this model's cosines in place of stage one's dense ones."""
+        q = QUERIES.get(
+            self.embedder.model, query, False, lambda: embed_queries(self.embedder, [query])
+        )[0]
+        trained = replace(
+            evidence,
+            tool_cos=self.tool_vectors @ q,
+            centroid_cos=self.centroids @ q,
+            server_cos=self.server_vectors @ q,
+            dense_stats=None,
+            step_cos=None,
+            step_stats=None,
+            frame_cos=None,
+            frame_stats=None,
+        )
+        return hybrid_scores(trained, self.params)
+
+    def head(self, query: str, evidence: Evidence, scores: np.ndarray) -> np.ndarray:
+        """Stage one's best :data:`REORDER_DEPTH` tool positions by ``scores``, in the trained
+        model's order."""
+        head = top_indexes(scores, REORDER_DEPTH)
+        return head[np.argsort(-self.scores(query, evidence)[head], kind="stable")]
+
+    def top(
+        self, query: str, evidence: Evidence, scores: np.ndarray, k: int
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """The top ``k`` tool positions: :meth:`head`, then stage one's next ones; and their
+        stage-one scores."""
+        ranked = top_indexes(scores, max(k, REORDER_DEPTH))
+        top = np.concatenate([self.head(query, evidence, scores), ranked[REORDER_DEPTH:]])[:k]
+        return top, scores[top]
+
+    def lifted(self, query: str, evidence: Evidence, scores: np.ndarray) -> np.ndarray:
+        """``scores`` with :meth:`head`'s tools lifted above every other tool in its order (a
+        full ranking that agrees with :meth:`top`, for evaluation)."""
+        head = self.head(query, evidence, scores)
+        out = scores.astype(np.float64, copy=True)
+        out[head] = float(scores[head].max()) + np.arange(len(head), 0, -1, dtype=np.float64)
+        return out
+
+
+def reorder_wanted(setting: bool | None, flag: bool | None = None) -> bool:
+    """Whether discover reorders: the command's flag, else ``$CARTOGRAPH_REORDER``, else the
+    workspace's ``reorder`` setting, else on."""
+    if flag is not None:
+        return flag
+    env = os.environ.get(REORDER_ENV, "").strip()
+    if env:
+        return env not in ("0", "false", "no", "off")
+    return True if setting is None else setting
+
+
+def open_reorderer(
+    home: Path, index: ToolIndex, embedder: Embedder | None = None
+) -> Reorderer | None:
+    """The reorder stage over ``index``'s documents, its vectors read from (and, when they
+    changed, written to) ``<home>/index-reorder/``; None when ``index`` already ranks with the
+    trained model. Raises :class:`~cartograph.errors.EmbedderError` when the model is damaged."""
+    embedder = embedder or load_embedder(REORDER_MODEL)
+    if index.embedder.model == embedder.model:
+        return None
+    folder = home / FOLDER
+    texts = [d.dense for d in index.documents] + list(index.server_documents)
+    keys = [text_key(embedder.model, t) for t in texts]
+    stored = _read(folder, embedder)
+    if stored and (problem := _spot_check(stored, embedder, texts, keys)):
+        logger.warning("re-embedding the reorder vectors in %s: %s", folder, problem)
+        stored = None
+    vectors, fresh = embed_documents(embedder, texts, stored)
+    if stored is None or fresh or list(stored) != keys:
+        _write(folder, embedder, keys, vectors)
+    n = len(index.documents)
+    tools = vectors[:n]
+    return Reorderer(
+        embedder=embedder,
+        tool_vectors=tools,
+        centroids=server_centroids(tools, index.tool_server, len(index.servers)),
+        server_vectors=vectors[n:],
+        params=hybrid_params_for(embedder.model),
+        embedded=fresh,
+    )
+
+
+def workspace_reorderer(
+    home: Path, index: ToolIndex, setting: bool | None, flag: bool | None = None
+) -> Reorderer | None:
+    """:func:`open_reorderer` when :func:`reorder_wanted` says so and no reranker is set on
+    ``index``; a damaged model or an unwritable home costs the reorder only (logged)."""
+    if index.reranker is not None or not reorder_wanted(setting, flag):
+        return None
+    try:
+        return open_reorderer(home, index)
+    except (CartographError, OSError) as exc:
+        logger.warning("discover does not reorder its top %d: %s", REORDER_DEPTH, exc)
+        return None
+
+
+def _read(folder: Path, embedder: Embedder) -> dict[str, np.ndarray] | None:
+    """The stored ``{text key: vector}`` when the folder holds this model's intact file."""
+    try:
+        manifest: dict[str, Any] = json.loads((folder / "manifest.json").read_text("utf-8"))
+        if manifest.get("format") != FORMAT or manifest.get("model") != embedder.model:
+            return None
+        path = folder / "vectors.npy"
+        if sha256_file(path) != manifest.get("sha256"):
+            raise IndexError_(f"{path}: content does not match its manifest")
+        matrix = np.load(path, allow_pickle=False)
+        keys = list(manifest["keys"])
+        if matrix.shape != (len(keys), embedder.dim):
+            raise IndexError_(f"{path}: shape {matrix.shape} does not match its manifest")
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError, KeyError, TypeError, IndexError_) as exc:
+        logger.warning("re-embedding the reorder vectors in %s: %s", folder, exc)
+        return None
+    return dict(zip(keys, matrix, strict=True))
+
+
+def _spot_check(
+    stored: dict[str, np.ndarray], embedder: Embedder, texts: list[str], keys: list[str]
+) -> str | None:
+    """Embed a few of ``texts`` whose vectors ``stored`` holds again; the reason when one
+    differs from its stored row (tampering), else None."""
+    held = [i for i, key in enumerate(keys) if key in stored]
+    if not held:
+        return None
+    picks = random.Random(len(held)).sample(held, min(SPOT_CHECKS, len(held)))
+    fresh = embedder.embed([texts[i] for i in picks])
+    cos = [float(fresh[j] @ stored[keys[i]]) for j, i in enumerate(picks)]
+    if min(cos) < SPOT_MIN_COSINE:
+        return f"stored vectors do not match their documents (cosine {min(cos):.4f})"
+    return None
+
+
+def _write(folder: Path, embedder: Embedder, keys: list[str], vectors: np.ndarray) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / "vectors.npy"
+    buf = BytesIO()
+    np.save(buf, vectors.astype(np.float32), allow_pickle=False)
+    atomic_write(path, buf.getvalue())
+    manifest = {
+        "format": FORMAT,
+        "model": embedder.model,
+        "name": embedder.name,
+        "sha256": sha256_file(path),
+        "keys": keys,
+    }
+    atomic_write(folder / "manifest.json", json.dumps(manifest) + "\n")

@@ -1,0 +1,177 @@
+"""The reorder stage over real cards and both real models: the trained encoder orders hybrid's
+top 5 and nothing else, scores as an index built with it would, and keeps its vectors in the
+home (reused when the documents are unchanged, re-embedded when they change or were altered)."""
+
+from __future__ import annotations
+
+import json
+import logging
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from cartograph.cards.model import Card
+from cartograph.index import Embedder, ToolIndex, load_embedder
+from cartograph.index.methods import hybrid_scores
+from cartograph.index.reorder import (
+    FOLDER,
+    REORDER_DEPTH,
+    REORDER_ENV,
+    REORDER_MODEL,
+    Reorderer,
+    open_reorderer,
+    reorder_wanted,
+    workspace_reorderer,
+)
+from cartograph.index.rerank import load_reranker
+
+TASKS = [
+    "post a message in the #general Slack channel",
+    "show the tables in the postgres database",
+    "find code that parses dates in our repositories",
+    "read the notes file in my home folder",
+]
+
+
+@pytest.fixture(scope="module")
+def trained() -> Embedder:
+    return load_embedder(REORDER_MODEL)
+
+
+@pytest.fixture
+def reordered(index: ToolIndex, trained: Embedder, tmp_path: Path) -> ToolIndex:
+    reorderer = open_reorderer(tmp_path, index, trained)
+    assert reorderer is not None
+    return replace(index, reorderer=reorderer)
+
+
+@pytest.mark.parametrize("task", TASKS)
+def test_the_top_five_keep_stage_ones_set_in_the_trained_models_order(reordered, index, task):
+    plain = [(h.server, h.tool) for h in index.search(task, k=8)]
+    hits = reordered.search(task, k=8)
+    got = [(h.server, h.tool) for h in hits]
+    assert set(got[:REORDER_DEPTH]) == set(plain[:REORDER_DEPTH])
+    assert got[REORDER_DEPTH:] == plain[REORDER_DEPTH:]
+    evidence = index.evidence(task)
+    trained = reordered.reorderer.scores(task, evidence)
+    order = [trained[index.position(s, t)] for s, t in got[:REORDER_DEPTH]]
+    assert order == sorted(order, reverse=True)
+    stage_one = index.scores(task)
+    assert [h.score for h in hits] == pytest.approx(
+        [stage_one[index.position(s, t)] for s, t in got]
+    )
+
+
+@pytest.mark.parametrize("task", TASKS)
+def test_the_full_scores_rank_as_discover_does(reordered, task):
+    scores = reordered.scores(task)
+    ranked = [reordered.tool_ids[i] for i in np.argsort(-scores, kind="stable")[:8]]
+    assert ranked == [(h.server, h.tool) for h in reordered.search(task, k=8)]
+
+
+def test_fewer_than_five_asked_are_the_head_of_the_reordered_five(reordered):
+    five = [(h.server, h.tool) for h in reordered.search(TASKS[2], k=5)]
+    two = [(h.server, h.tool) for h in reordered.search(TASKS[2], k=2)]
+    assert two == five[:2]
+
+
+def test_the_trained_score_is_the_hybrid_of_an_index_built_with_the_trained_model(
+    reordered, index, cards: dict[str, Card], trained: Embedder
+):
+    trained_index = ToolIndex.build(cards, trained)
+    assert trained_index.tool_ids == index.tool_ids
+    for task in TASKS:
+        expected = hybrid_scores(trained_index.evidence(task))
+        got = reordered.reorderer.scores(task, index.evidence(task))
+        assert np.allclose(got, expected, atol=1e-4)
+
+
+def test_other_methods_are_not_reordered(reordered, index):
+    for method in ("flat", "bm25", "two-stage"):
+        got = reordered.search(TASKS[0], k=5, method=method)
+        assert got == index.search(TASKS[0], k=5, method=method)
+
+
+def test_vectors_are_reused_when_the_documents_are_unchanged(index, trained, tmp_path):
+    first = open_reorderer(tmp_path, index, trained)
+    again = open_reorderer(tmp_path, index, trained)
+    assert first is not None and again is not None
+    assert first.embedded == len(index.documents) + len(index.server_documents)
+    assert again.embedded == 0
+    assert np.array_equal(first.tool_vectors, again.tool_vectors)
+    assert np.allclose(np.linalg.norm(again.tool_vectors, axis=1), 1.0, atol=1e-5)
+
+
+def test_a_changed_document_is_the_only_one_embedded_again(index, trained, tmp_path):
+    open_reorderer(tmp_path, index, trained)
+    docs = list(index.documents)
+    docs[0] = replace(docs[0], dense=docs[0].dense + " It also paginates.")
+    changed = open_reorderer(tmp_path, replace(index, documents=docs), trained)
+    assert changed is not None and changed.embedded == 1
+    manifest = json.loads((tmp_path / FOLDER / "manifest.json").read_text())
+    assert len(manifest["keys"]) == len(docs) + len(index.server_documents)
+
+
+def test_an_altered_file_is_embedded_again_with_a_warning(index, trained, tmp_path, caplog):
+    first = open_reorderer(tmp_path, index, trained)
+    assert first is not None
+    path = tmp_path / FOLDER / "vectors.npy"
+    path.write_bytes(path.read_bytes()[:-8] + b"\0" * 8)
+    with caplog.at_level(logging.WARNING):
+        again = open_reorderer(tmp_path, index, trained)
+    assert again is not None and again.embedded == first.embedded
+    assert "does not match its manifest" in caplog.text and str(path) in caplog.text
+
+
+def test_vectors_swapped_with_a_matching_hash_fail_the_spot_check(index, trained, tmp_path, caplog):
+    first = open_reorderer(tmp_path, index, trained)
+    assert first is not None
+    folder = tmp_path / FOLDER
+    stored = np.load(folder / "vectors.npy")
+    rng = np.random.default_rng(0)
+    fake = rng.normal(size=stored.shape).astype(np.float32)
+    np.save(folder / "vectors.npy", fake / np.linalg.norm(fake, axis=1, keepdims=True))
+    manifest = json.loads((folder / "manifest.json").read_text())
+    from cartograph.index.manifest import sha256_file
+
+    manifest["sha256"] = sha256_file(folder / "vectors.npy")
+    (folder / "manifest.json").write_text(json.dumps(manifest))
+    with caplog.at_level(logging.WARNING):
+        again = open_reorderer(tmp_path, index, trained)
+    assert again is not None and again.embedded == first.embedded
+    assert np.allclose(again.tool_vectors, first.tool_vectors, atol=1e-5)
+    assert "do not match their documents" in caplog.text
+
+
+def test_an_index_of_the_trained_model_has_nothing_to_reorder(cards, trained, tmp_path):
+    assert open_reorderer(tmp_path, ToolIndex.build(cards, trained), trained) is None
+
+
+def test_the_flag_wins_then_the_environment_then_the_setting_then_on(monkeypatch):
+    monkeypatch.delenv(REORDER_ENV, raising=False)
+    assert reorder_wanted(None) is True
+    assert reorder_wanted(False) is False
+    monkeypatch.setenv(REORDER_ENV, "0")
+    assert reorder_wanted(True) is False
+    assert reorder_wanted(True, flag=True) is True
+    monkeypatch.setenv(REORDER_ENV, "1")
+    assert reorder_wanted(False) is True and reorder_wanted(None, flag=False) is False
+
+
+def test_the_reranker_takes_the_reorders_place(index, tmp_path, monkeypatch):
+    monkeypatch.delenv(REORDER_ENV, raising=False)
+    assert isinstance(workspace_reorderer(tmp_path, index, None), Reorderer)
+    with_reranker = replace(index, reranker=load_reranker(workers=1))
+    assert workspace_reorderer(tmp_path, with_reranker, None) is None
+    assert workspace_reorderer(tmp_path, index, False) is None
+
+
+def test_an_unwritable_home_costs_the_reorder_only(index, tmp_path, monkeypatch, caplog):
+    monkeypatch.delenv(REORDER_ENV, raising=False)
+    blocker = tmp_path / "file"
+    blocker.write_text("not a folder")
+    with caplog.at_level(logging.WARNING):
+        assert workspace_reorderer(blocker, index, None) is None
+    assert "does not reorder" in caplog.text

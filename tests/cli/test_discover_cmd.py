@@ -61,11 +61,14 @@ def test_discover_rejects_an_unknown_method(home):
     assert result.exit_code == 2
 
 
-def test_index_build_and_info_describe_the_index(home):
+def test_index_build_and_info_describe_the_index(home, monkeypatch):
+    monkeypatch.delenv(REORDER_ENV, raising=False)
     built = run(home, "index", "build", "--json")
     assert built.exit_code == 0, built.output
     info = json.loads(built.stdout)
     assert info["tools"] == 14 and info["servers"] == 6
+    assert info["reorder"].startswith("cartograph/minilm-tools@")  # its vectors made now
+    assert (home / "index-reorder" / "vectors.npy").is_file()
     shown = run(home, "index", "info", "--json")
     data = json.loads(shown.stdout)
     assert data["tools"] == 14 and data["embedder"]["dim"] == 384

@@ -173,3 +173,15 @@ def test_bootstrap_real_example_fleet_with_a_broken_entry(example_config, tmp_pa
         home=tmp_path / "home",
     )
     assert strict.exit_code == 0, strict.output
+
+
+@needs_catalog
+def test_bootstrap_with_the_index_prepares_the_reorder_stage(tmp_path, monkeypatch):
+    monkeypatch.delenv("CARTOGRAPH_REORDER", raising=False)
+    args = ("bootstrap", "--from-snapshot", str(CATALOG), "--server", "time", "--json")
+    result = run(*args, home=tmp_path)
+    assert result.exit_code == 0, result.output
+    note = json.loads(result.stdout)["index"]
+    assert note.endswith("top 5 ordered by minilm-tools"), note
+    manifest = json.loads((tmp_path / "index-reorder" / "manifest.json").read_text())
+    assert len(manifest["keys"]) == 2 + 1  # time's two tools and its server document

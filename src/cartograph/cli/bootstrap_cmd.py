@@ -292,9 +292,14 @@ def _build_index(ws: Workspace, store: Store) -> str | None:
         from cartograph.index import open_index
     except ImportError:
         return None
+    from cartograph.index.reorder import workspace_reorderer
+    from cartograph.workspace import read_settings
+
     with stderr.status("building the retrieval index"):
         index = open_index(ws, store)
-    return f"index: {len(index.tool_ids)} tools, embedder {index.embedder.name}"
+        stage = workspace_reorderer(ws.root, index, read_settings(ws).reorder)
+    note = f"index: {len(index.tool_ids)} tools, embedder {index.embedder.name}"
+    return note + (f", top 5 ordered by {stage.embedder.name}" if stage else "")
 
 
 def _report(

@@ -27,6 +27,9 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
+# One BLAS thread, as every cartograph command runs (cli.common.limit_blas_threads); OpenBLAS
+# reads it when NumPy is first imported, just below.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 import numpy as np
 
 from benchkit import CachedEmbedder, shared_dir, signed, start_e5_server
@@ -182,14 +185,21 @@ def prepare(dataset: str, texts: str, embedder: Embedder, cache: Path | None):
     return index, dataset_queries(dataset, queries_path)
 
 
-def attach_reorder(index: ToolIndex, cache: Path | None) -> float:
+def reorder_int8(choice: str) -> bool:
+    """Whether ``--reorder CHOICE`` runs the trained model's weight products on int8."""
+    from cartograph.index.reorder import REORDER_INT8_MATMUL
+
+    return REORDER_INT8_MATMUL if choice == "shipped" else choice == "int8"
+
+
+def attach_reorder(index: ToolIndex, cache: Path | None, int8_matmul: bool) -> float:
     """Attach discover's reorder stage to ``index`` (its vectors through ``cache`` when given);
     the seconds its vectors took (embedding them, or reading them from the cache)."""
     import tempfile
 
-    from cartograph.index.reorder import REORDER_MODEL, open_reorderer
+    from cartograph.index.reorder import open_reorderer, reorder_embedder
 
-    trained = load_embedder(REORDER_MODEL)
+    trained = reorder_embedder(int8_matmul)
     builder: Embedder = CachedEmbedder(trained, cache) if cache else trained
     started = time.perf_counter()
     with tempfile.TemporaryDirectory() as home:
@@ -308,9 +318,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     ap.add_argument(
         "--reorder",
-        action="store_true",
+        nargs="?",
+        const="shipped",
+        choices=("shipped", "int8", "exact"),
+        default=None,
         help="attach discover's reorder stage (the trained encoder orders hybrid's top 5) to "
-        "every index, as discover and the proxy do by default",
+        "every index, as discover and the proxy do by default; 'int8' / 'exact': its weight "
+        "products on int8 or exact (default: as shipped)",
     )
     ap.add_argument("-k", type=int, default=5)
     ap.add_argument("--json", type=Path, default=None, help="also write results here")
@@ -365,20 +379,25 @@ def main(argv: Sequence[str] | None = None) -> int:
                         break
                     index, queries = prepared
                     build = time.perf_counter() - t0
-                    reorder_s = attach_reorder(index, args.cache) if args.reorder else None
+                    reorder_s = (
+                        attach_reorder(index, args.cache, reorder_int8(args.reorder))
+                        if args.reorder
+                        else None
+                    )
                     report = run_eval(index, queries, args.methods, k=args.k)
                     p50 = p95 = cpu50 = None
                     if args.latency:
                         p50, p95, cpu50 = latency(index, queries, DEFAULT_METHOD, args.latency)
                         if args.reorder:
                             print_stage_one_latency(index, queries, args.latency, (p50, p95))
+                    reorder_label = f" + reorder {args.reorder}" if args.reorder else ""
                     for method, res in report.methods.items():
                         rows.append(
                             {
                                 "dataset": dataset,
                                 "tools": len(index),
                                 "texts": texts,
-                                "embedder": label + (" + reorder" if args.reorder else ""),
+                                "embedder": label + reorder_label,
                                 "method": method,
                                 **res.scores.as_json(),
                                 "build_s": round(index.build_seconds, 1),

@@ -68,6 +68,7 @@ def test_index_build_and_info_describe_the_index(home, monkeypatch):
     info = json.loads(built.stdout)
     assert info["tools"] == 14 and info["servers"] == 6
     assert info["reorder"].startswith("cartograph/minilm-tools@")  # its vectors made now
+    assert info["seconds"] >= info["build_seconds"]
     assert (home / "index-reorder" / "vectors.npy").is_file()
     shown = run(home, "index", "info", "--json")
     data = json.loads(shown.stdout)

@@ -11,9 +11,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from indexkit import INDEX_KEY, write_workspace_cards
 
 from cartograph.cards.model import Card
-from cartograph.index import Embedder, ToolIndex, load_embedder
+from cartograph.errors import EmbedderError
+from cartograph.index import Embedder, ToolIndex, load_embedder, reorder
 from cartograph.index.methods import hybrid_scores
 from cartograph.index.reorder import (
     FOLDER,
@@ -21,11 +23,17 @@ from cartograph.index.reorder import (
     REORDER_ENV,
     REORDER_MODEL,
     Reorderer,
+    open_index_and_stage,
     open_reorderer,
+    prepare_vectors,
+    reorder_embedder,
     reorder_wanted,
     workspace_reorderer,
 )
 from cartograph.index.rerank import load_reranker
+from cartograph.index.vector_cache import QUERIES
+from cartograph.storage import open_store
+from cartograph.workspace import Workspace
 
 TASKS = [
     "post a message in the #general Slack channel",
@@ -37,7 +45,7 @@ TASKS = [
 
 @pytest.fixture(scope="module")
 def trained() -> Embedder:
-    return load_embedder(REORDER_MODEL)
+    return reorder_embedder()
 
 
 @pytest.fixture
@@ -75,6 +83,16 @@ def test_fewer_than_five_asked_are_the_head_of_the_reordered_five(reordered):
     five = [(h.server, h.tool) for h in reordered.search(TASKS[2], k=5)]
     two = [(h.server, h.tool) for h in reordered.search(TASKS[2], k=2)]
     assert two == five[:2]
+
+
+def test_the_int8_product_variant_has_its_own_model_id(trained):
+    exact = load_embedder(REORDER_MODEL)
+    assert trained.model == exact.model  # the shipped stage runs the exact products
+    int8 = reorder_embedder(int8_matmul=True)
+    assert int8.name == REORDER_MODEL and int8.model == exact.model + "+int8-matmul"
+    texts = ["list the open pull requests", "send an email to the finance team"]
+    cos = np.sum(int8.embed(texts) * exact.embed(texts), axis=1)
+    assert cos.min() > 0.95 and cos.max() < 1.0 - 1e-6  # near, not the same numbers
 
 
 def test_the_trained_score_is_the_hybrid_of_an_index_built_with_the_trained_model(
@@ -175,3 +193,52 @@ def test_an_unwritable_home_costs_the_reorder_only(index, tmp_path, monkeypatch,
     with caplog.at_level(logging.WARNING):
         assert workspace_reorderer(blocker, index, None) is None
     assert "does not reorder" in caplog.text
+
+
+def test_the_trained_query_is_embedded_beside_stage_one_and_then_cached(reordered, index):
+    stage = reordered.reorderer
+    task = "rename the branch I am working on in the repository"
+    QUERIES._items.clear()
+    pending = stage.prefetch(task)
+    assert pending is not None
+    evidence = index.evidence(task)
+    with_pending = stage.scores(task, evidence, pending)
+    assert QUERIES.peek(stage.embedder.model, task, False) is not None
+    assert stage.prefetch(task) is None  # cached now: nothing to start
+    QUERIES._items.clear()
+    assert np.allclose(with_pending, stage.scores(task, evidence))
+
+
+def test_vectors_prepared_from_the_cards_are_what_the_stage_opens_with(index, cards, tmp_path):
+    embedded = prepare_vectors(tmp_path, cards)
+    assert embedded == len(index.documents) + len(index.server_documents)
+    stage = open_reorderer(tmp_path, index)
+    assert stage is not None and stage.embedded == 0
+
+
+@pytest.fixture
+def workspace(tmp_path, monkeypatch) -> Workspace:
+    monkeypatch.delenv(REORDER_ENV, raising=False)
+    ws = Workspace(tmp_path / "home")
+    write_workspace_cards(ws, INDEX_KEY)
+    return ws
+
+
+def test_the_index_and_the_stage_open_together(workspace):
+    index, status, stage = open_index_and_stage(workspace, open_store(workspace))
+    assert status.action == "rebuilt" and len(index) == 14
+    assert stage is not None and stage.embedded == 0  # embedded beside the build, then reused
+    assert (workspace.root / FOLDER / "vectors.npy").is_file()
+    _, again, off = open_index_and_stage(workspace, open_store(workspace), flag=False)
+    assert again.action == "loaded" and off is None
+
+
+def test_a_failing_stage_leaves_the_index(workspace, monkeypatch, caplog):
+    def broken(*_args):
+        raise EmbedderError("model.onnx: onnxruntime cannot load it")
+
+    monkeypatch.setattr(reorder, "prepare_vectors", broken)
+    with caplog.at_level(logging.WARNING):
+        index, _, stage = open_index_and_stage(workspace, open_store(workspace))
+    assert stage is None and len(index) == 14
+    assert "does not reorder" in caplog.text and "model.onnx" in caplog.text

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from proxykit import Env, connected, data
 
-from cartograph.index import embedders, packaged
+from cartograph.index import packaged, reorder
 from cartograph.index.reorder import REORDER_ENV, REORDER_MODEL
 from cartograph.index.rerank import RERANK_ENV, RERANKER
 
@@ -54,7 +54,7 @@ async def test_a_damaged_trained_model_costs_the_reorder_only(
     shutil.copytree(packaged.models_dir(), tmp_path / "models")
     (tmp_path / "models" / REORDER_MODEL / "model.onnx").write_bytes(b"not a model")
     monkeypatch.setattr(packaged, "models_dir", lambda: tmp_path / "models")
-    monkeypatch.delitem(embedders._cache, REORDER_MODEL, raising=False)  # loaded by other tests
+    monkeypatch.setattr(reorder, "_embedders", {})  # loaded by other tests
     monkeypatch.delenv(REORDER_ENV, raising=False)
     found, status = await discover_and_status(env)
     assert len(found["tools"]) == 3

@@ -289,15 +289,12 @@ def _snapshot_from_config(
 
 def _build_index(ws: Workspace, store: Store) -> str | None:
     try:
-        from cartograph.index import open_index
+        from cartograph.index.reorder import open_index_and_stage
     except ImportError:
         return None
-    from cartograph.index.reorder import workspace_reorderer
-    from cartograph.workspace import read_settings
 
     with stderr.status("building the retrieval index"):
-        index = open_index(ws, store)
-        stage = workspace_reorderer(ws.root, index, read_settings(ws).reorder)
+        index, _status, stage = open_index_and_stage(ws, store)
     note = f"index: {len(index.tool_ids)} tools, embedder {index.embedder.name}"
     return note + (f", top 5 ordered by {stage.embedder.name}" if stage else "")
 

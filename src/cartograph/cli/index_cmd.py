@@ -39,17 +39,15 @@ def index() -> None:
 def index_build(app: AppContext, spec: str | None, as_json: bool) -> None:
     """Rebuild the index from the cards that verify (cards that fail are left out), and bring
     the reorder stage's vectors up to date (unless it is off)."""
-    from cartograph.index import load_embedder, open_index_with_status
-    from cartograph.index.reorder import workspace_reorderer
+    from cartograph.index import load_embedder
+    from cartograph.index.reorder import open_index_and_stage
     from cartograph.storage import open_store
-    from cartograph.workspace import read_settings
 
     embedder = load_embedder(spec) if spec else None
     ws = app.workspace
     store = open_store(ws)
-    idx, status = open_index_with_status(ws, store, embedder, rebuild=True)
     started = time.perf_counter()
-    stage = workspace_reorderer(ws.root, idx, read_settings(ws).reorder)  # its vectors, now
+    idx, status, stage = open_index_and_stage(ws, store, embedder, rebuild=True)
     info = {
         "path": store.index_where,
         "tools": len(idx),
@@ -58,7 +56,7 @@ def index_build(app: AppContext, spec: str | None, as_json: bool) -> None:
         "model": idx.embedder.model,
         "build_seconds": round(idx.build_seconds, 2),
         "reorder": None if stage is None else stage.model,
-        "reorder_seconds": None if stage is None else round(time.perf_counter() - started, 2),
+        "seconds": round(time.perf_counter() - started, 2),
         "cards_left_out": status.skipped_cards,
     }
     if as_json:
@@ -70,8 +68,8 @@ def index_build(app: AppContext, spec: str | None, as_json: bool) -> None:
     )
     if stage is not None:
         stdout.print(
-            f"the reorder stage ({stage.embedder.name}, orders hybrid's top 5) has its vectors "
-            f"({stage.embedded} embedded, {info['reorder_seconds']} s)"
+            f"the reorder stage ({stage.embedder.name}, orders hybrid's top 5) has its vectors; "
+            f"{info['seconds']} s in all"
         )
     if status.skipped_cards:
         stderr.print(f"[yellow]{status.skipped_cards} card(s) left out[/] (see the log above)")

@@ -272,9 +272,12 @@ class OnnxMiniLM(_MiniLMBase):
         *,
         model_path: Path | None = None,
         tokenizer: Path | None = None,
+        int8_matmul: bool = False,
     ) -> None:
         super().__init__(tokenizer)
-        self._sess, self._run_options = cpu_session(model_path or onnx_model_path(), threads)
+        self._sess, self._run_options = cpu_session(
+            model_path or onnx_model_path(), threads, int8_matmul
+        )
 
     def _forward(self, ids: np.ndarray, mask: np.ndarray) -> np.ndarray:
         feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}

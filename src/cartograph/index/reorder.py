@@ -28,23 +28,29 @@ import json
 import logging
 import os
 import random
-from dataclasses import dataclass, replace
+from collections.abc import Mapping
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field, replace
 from io import BytesIO
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from cartograph.cards.model import Card
 from cartograph.errors import CartographError, IndexError_
 from cartograph.files import atomic_write
-from cartograph.index.embedders import Embedder, embed_queries, load_embedder
+from cartograph.index.documents import card_documents, server_document
+from cartograph.index.embedders import SPEC_ENV, Embedder, embed_queries
 from cartograph.index.manifest import sha256_file
 from cartograph.index.methods import Evidence, HybridParams, hybrid_params_for, hybrid_scores
 from cartograph.index.rerank import top_indexes
 from cartograph.index.vector_cache import QUERIES, embed_documents, text_key
 from cartograph.index.vectors import server_centroids
+from cartograph.workspace import Workspace, read_settings
 
 if TYPE_CHECKING:
+    from cartograph.index.store import IndexStatus, IndexStore
     from cartograph.index.tool_index import ToolIndex
 
 logger = logging.getLogger(__name__)
@@ -54,6 +60,11 @@ REORDER_DEPTH = 5
 """How many of stage one's tools the trained model orders (5 keeps stage one's top-5 set)."""
 REORDER_ENV = "CARTOGRAPH_REORDER"
 """``1``/``0`` turns the reorder on or off for every command and the proxy (wins over config)."""
+REORDER_INT8_MATMUL = False
+"""Whether the trained model's weight products run on int8 (as the reranker's do). Measured and
+not chosen: 20 MB smaller and a few ms faster, but 0.008 lower mean R@1 on the tune parts, and
+its vectors depend on the batch they were embedded in (docs/benchmarks.md, "The reorder
+stage")."""
 FOLDER = "index-reorder"
 FORMAT = 1
 SPOT_CHECKS = 2
@@ -70,17 +81,35 @@ class Reorderer:
     server_vectors: np.ndarray  # (m, d)
     params: HybridParams
     embedded: int = 0  # documents the last open embedded (the rest came from the file)
+    _pool: ThreadPoolExecutor | None = field(default=None, repr=False)
 
     @property
     def model(self) -> str:
         """The model's id (name and weights' hash), as status shows it."""
         return self.embedder.model
 
-    def scores(self, query: str, evidence: Evidence) -> np.ndarray:
+    def prefetch(self, query: str) -> Future[np.ndarray] | None:
+        """Start embedding ``query`` with the trained model on the stage's own thread, so that
+        it runs beside stage one's embedding (2 cores: p50 19.6 -> 11.0 ms for both); None when
+        the query cache holds it. Pass the result to :meth:`scores`."""
+        if QUERIES.peek(self.embedder.model, query, False) is not None:
+            return None
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(1, "reorder")
+        return self._pool.submit(embed_queries, self.embedder, [query])
+
+    def scores(
+        self, query: str, evidence: Evidence, pending: Future[np.ndarray] | None = None
+    ) -> np.ndarray:
         """The trained hybrid's score of every tool: ``evidence``'s lexical channels (stage
-        one's) with this model's cosines in place of stage one's dense ones."""
+        one's) with this model's cosines in place of stage one's dense ones. ``pending``: the
+        query's :meth:`prefetch`, if started."""
+        embed = pending.result if pending is not None else None
         q = QUERIES.get(
-            self.embedder.model, query, False, lambda: embed_queries(self.embedder, [query])
+            self.embedder.model,
+            query,
+            False,
+            embed or (lambda: embed_queries(self.embedder, [query])),
         )[0]
         trained = replace(
             evidence,
@@ -95,25 +124,43 @@ class Reorderer:
         )
         return hybrid_scores(trained, self.params)
 
-    def head(self, query: str, evidence: Evidence, scores: np.ndarray) -> np.ndarray:
+    def head(
+        self,
+        query: str,
+        evidence: Evidence,
+        scores: np.ndarray,
+        pending: Future[np.ndarray] | None = None,
+    ) -> np.ndarray:
         """Stage one's best :data:`REORDER_DEPTH` tool positions by ``scores``, in the trained
         model's order."""
         head = top_indexes(scores, REORDER_DEPTH)
-        return head[np.argsort(-self.scores(query, evidence)[head], kind="stable")]
+        return head[np.argsort(-self.scores(query, evidence, pending)[head], kind="stable")]
 
     def top(
-        self, query: str, evidence: Evidence, scores: np.ndarray, k: int
+        self,
+        query: str,
+        evidence: Evidence,
+        scores: np.ndarray,
+        k: int,
+        pending: Future[np.ndarray] | None = None,
     ) -> tuple[np.ndarray, np.ndarray]:
         """The top ``k`` tool positions: :meth:`head`, then stage one's next ones; and their
         stage-one scores."""
         ranked = top_indexes(scores, max(k, REORDER_DEPTH))
-        top = np.concatenate([self.head(query, evidence, scores), ranked[REORDER_DEPTH:]])[:k]
+        head = self.head(query, evidence, scores, pending)
+        top = np.concatenate([head, ranked[REORDER_DEPTH:]])[:k]
         return top, scores[top]
 
-    def lifted(self, query: str, evidence: Evidence, scores: np.ndarray) -> np.ndarray:
+    def lifted(
+        self,
+        query: str,
+        evidence: Evidence,
+        scores: np.ndarray,
+        pending: Future[np.ndarray] | None = None,
+    ) -> np.ndarray:
         """``scores`` with :meth:`head`'s tools lifted above every other tool in its order (a
         full ranking that agrees with :meth:`top`, for evaluation)."""
-        head = self.head(query, evidence, scores)
+        head = self.head(query, evidence, scores, pending)
         out = scores.astype(np.float64, copy=True)
         out[head] = float(scores[head].max()) + np.arange(len(head), 0, -1, dtype=np.float64)
         return out
@@ -130,25 +177,29 @@ def reorder_wanted(setting: bool | None, flag: bool | None = None) -> bool:
     return True if setting is None else setting
 
 
+_embedders: dict[bool, Embedder] = {}
+
+
+def reorder_embedder(int8_matmul: bool = REORDER_INT8_MATMUL) -> Embedder:
+    """The trained model as the reorder stage runs it (loaded once per process)."""
+    if int8_matmul not in _embedders:
+        from cartograph.index.packaged import load_packaged
+
+        _embedders[int8_matmul] = load_packaged(REORDER_MODEL, int8_matmul=int8_matmul)
+    return _embedders[int8_matmul]
+
+
 def open_reorderer(
     home: Path, index: ToolIndex, embedder: Embedder | None = None
 ) -> Reorderer | None:
     """The reorder stage over ``index``'s documents, its vectors read from (and, when they
     changed, written to) ``<home>/index-reorder/``; None when ``index`` already ranks with the
     trained model. Raises :class:`~cartograph.errors.EmbedderError` when the model is damaged."""
-    embedder = embedder or load_embedder(REORDER_MODEL)
-    if index.embedder.model == embedder.model:
+    embedder = embedder or reorder_embedder()
+    if index.embedder.name == embedder.name:
         return None
-    folder = home / FOLDER
     texts = [d.dense for d in index.documents] + list(index.server_documents)
-    keys = [text_key(embedder.model, t) for t in texts]
-    stored = _read(folder, embedder)
-    if stored and (problem := _spot_check(stored, embedder, texts, keys)):
-        logger.warning("re-embedding the reorder vectors in %s: %s", folder, problem)
-        stored = None
-    vectors, fresh = embed_documents(embedder, texts, stored)
-    if stored is None or fresh or list(stored) != keys:
-        _write(folder, embedder, keys, vectors)
+    vectors, fresh = _synced(home / FOLDER, embedder, texts)
     n = len(index.documents)
     tools = vectors[:n]
     return Reorderer(
@@ -159,6 +210,58 @@ def open_reorderer(
         params=hybrid_params_for(embedder.model),
         embedded=fresh,
     )
+
+
+def prepare_vectors(home: Path, cards: Mapping[str, Card], embedder: Embedder | None = None) -> int:
+    """Embed into ``<home>/index-reorder/`` the trained model's vectors of ``cards``' documents
+    that it lacks (run beside the index's own build, so a fresh build embeds with both models at
+    once); how many were embedded."""
+    texts = [d.dense for d in card_documents(cards)] + [server_document(c) for c in cards.values()]
+    return _synced(home / FOLDER, embedder or reorder_embedder(), list(dict.fromkeys(texts)))[1]
+
+
+def open_index_and_stage(
+    ws: Workspace,
+    store: IndexStore,
+    embedder: Embedder | None = None,
+    *,
+    rebuild: bool = False,
+    flag: bool | None = None,
+) -> tuple[ToolIndex, IndexStatus, Reorderer | None]:
+    """:func:`~cartograph.index.store.open_index_with_status` and the reorder stage the
+    workspace asks for, the stage's missing vectors embedded on a second thread meanwhile
+    (``index build`` and ``bootstrap``: a fresh fleet build takes about as long as the index's
+    alone)."""
+    from cartograph.index.store import open_index_with_status, verified_cards
+
+    settings = read_settings(ws)
+    loaded = verified_cards(ws, store)
+    cards = loaded.cards
+    spec = (embedder.name if embedder else None) or settings.embedder or os.environ.get(SPEC_ENV)
+    wanted = bool(cards) and spec != REORDER_MODEL and reorder_wanted(settings.reorder, flag)
+    with ThreadPoolExecutor(1, "reorder-build") as pool:
+        pending = pool.submit(prepare_vectors, ws.root, cards) if wanted else None
+        try:
+            index, status = open_index_with_status(
+                ws, store, embedder, rebuild=rebuild, cards=cards
+            )
+        finally:
+            prepared = _settled(pending)
+    status = replace(status, skipped_cards=len(loaded.failures))
+    stage = workspace_reorderer(ws.root, index, settings.reorder, flag) if prepared else None
+    return index, status, stage
+
+
+def _settled(pending: Future[int] | None) -> bool:
+    """Whether :func:`prepare_vectors` ran through (a failure is logged: the stage is off)."""
+    if pending is None:
+        return False
+    try:
+        pending.result()
+    except (CartographError, OSError) as exc:
+        logger.warning("discover does not reorder its top %d: %s", REORDER_DEPTH, exc)
+        return False
+    return True
 
 
 def workspace_reorderer(
@@ -173,6 +276,20 @@ def workspace_reorderer(
     except (CartographError, OSError) as exc:
         logger.warning("discover does not reorder its top %d: %s", REORDER_DEPTH, exc)
         return None
+
+
+def _synced(folder: Path, embedder: Embedder, texts: list[str]) -> tuple[np.ndarray, int]:
+    """The vectors of ``texts`` (rows in their order), those ``folder`` holds reused when a spot
+    check passes, the rest embedded; the file rewritten when anything changed."""
+    keys = [text_key(embedder.model, t) for t in texts]
+    stored = _read(folder, embedder)
+    if stored and (problem := _spot_check(stored, embedder, texts, keys)):
+        logger.warning("re-embedding the reorder vectors in %s: %s", folder, problem)
+        stored = None
+    vectors, fresh = embed_documents(embedder, texts, stored)
+    if stored is None or fresh or list(stored) != keys:
+        _write(folder, embedder, keys, vectors)
+    return vectors, fresh
 
 
 def _read(folder: Path, embedder: Embedder) -> dict[str, np.ndarray] | None:

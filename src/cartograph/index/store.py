@@ -96,9 +96,7 @@ def open_index_with_status(
     """:func:`open_index` and what it did. ``cards``: the verified cards, when the caller has
     just verified them (the proxy's catalog); else they are loaded and verified here."""
     if cards is None:
-        loaded = store.load_verified(TrustStore.for_workspace(ws))
-        for failure in loaded.failures:
-            logger.warning("card left out of the index: %s: %s", failure.path.name, failure.reason)
+        loaded = verified_cards(ws, store)
         cards, skipped = loaded.cards, len(loaded.failures)
     else:
         skipped = 0
@@ -110,6 +108,14 @@ def open_index_with_status(
     embedder = embedder or workspace_embedder(ws.root, workspace_embedder_spec(ws), cards)
     index, action, reason = store.open_index(cards, embedder, rebuild=rebuild)
     return index, IndexStatus(action, reason, skipped, cards)
+
+
+def verified_cards(ws: Workspace, store: IndexStore) -> LoadedCards:
+    """The store's cards verified against ``ws``'s trust store; each failure logged."""
+    loaded = store.load_verified(TrustStore.for_workspace(ws))
+    for failure in loaded.failures:
+        logger.warning("card left out of the index: %s: %s", failure.path.name, failure.reason)
+    return loaded
 
 
 def open_file_index(

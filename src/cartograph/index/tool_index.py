@@ -281,10 +281,18 @@ class ToolIndex:
         With the reorder stage set (and no reranker), hybrid's top 5 are lifted into its order
         (:meth:`~cartograph.index.reorder.Reorderer.lifted`), so the ranking is discover's.
         """
+        stage = self._reorder_stage(method)
+        pending = stage.prefetch(query) if stage else None
         scores, _, evidence = self._scored(query, method, k, query_vec, step_vecs, keywords)
-        if self.reorderer is not None and self.reranker is None and evidence is not None:
-            return self.reorderer.lifted(query, evidence, scores)
+        if stage is not None and evidence is not None:
+            return stage.lifted(query, evidence, scores, pending)
         return scores
+
+    def _reorder_stage(self, method: Method) -> Reorderer | None:
+        """The reorder stage when it applies to ``method`` (hybrid, with no reranker set)."""
+        if method != "hybrid" or self.reranker is not None:
+            return None
+        return self.reorderer
 
     def _scored(
         self,
@@ -336,13 +344,15 @@ class ToolIndex:
             raise UsageError("k must be at least 1")
         if not self.tool_ids:
             return []
+        stage = self._reorder_stage(method)
+        pending = stage.prefetch(query) if stage else None  # embedded beside stage one's
         scores, cosines, evidence = self._scored(query, method, k, keywords=keywords)
         if self.reranker is not None:
             top, values = reranked_top(
                 self.reranker, query, lambda i: self.documents[i].dense, scores, k
             )
-        elif self.reorderer is not None and evidence is not None:
-            top, values = self.reorderer.top(query, evidence, scores, k)
+        elif stage is not None and evidence is not None:
+            top, values = stage.top(query, evidence, scores, k, pending)
         else:
             top = top_indexes(scores, k)
             values = scores[top]

@@ -55,6 +55,10 @@ class QueryCache:
         self._items: OrderedDict[str, np.ndarray] = OrderedDict()
         self.hits = 0
 
+    def peek(self, model: str, query: str, steps: bool) -> np.ndarray | None:
+        """The cached value, if any, without touching the order (any thread may ask)."""
+        return self._items.get(text_key(f"{model}|{int(steps)}", query))
+
     def get(self, model: str, query: str, steps: bool, make: Callable[[], np.ndarray]):
         key = text_key(f"{model}|{int(steps)}", query)
         found = self._items.get(key)

@@ -1,7 +1,7 @@
 """Grade Rift's risk labels against observed confusions on tune data, and its substitute rule.
 
     PYTHONPATH=src .venv/bin/python benchmarks/rift_tune.py [--corpus fleet callnavi seal_tools]
-        [--variants paper default ...] [--thetas 0.65 0.7 0.75] [--json FILE]
+        [--variants paper default ...] [--thetas 0.65 0.7 0.75] [--reorder] [--json FILE]
 
 Observed confusions are the top-1 mistakes of discover (the default method, ``ToolIndex.search``)
 on tune data only: the fleet dev set (``benchmarks/queries/fleet_dev.jsonl``, 77 tasks, whose
@@ -84,6 +84,16 @@ VARIANTS: dict[str, RiftConfig] = {
     "confusion-h-0.1": replace(DEFAULT, margin_thresholds=MarginThresholds(-0.1, 0.20)),
     "confusion-no-margin": replace(DEFAULT, use_margin=False),
 }
+
+
+def attach_reorder(index: ToolIndex) -> None:
+    """Attach discover's reorder stage (its vectors embedded into a temporary home)."""
+    import tempfile
+
+    from cartograph.index.reorder import open_reorderer
+
+    with tempfile.TemporaryDirectory() as home:
+        index.reorderer = open_reorderer(Path(home), index)
 
 
 def observed_confusions(index: ToolIndex, path: Path) -> tuple[int, list[Confusion]]:
@@ -213,6 +223,11 @@ def main() -> None:
     ap.add_argument(
         "--substitute-grid", action="store_true", help="also check a grid of substitute rules"
     )
+    ap.add_argument(
+        "--reorder",
+        action="store_true",
+        help="observe discover's mistakes with its reorder stage (the default since 2026-12-07)",
+    )
     args = ap.parse_args()
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
     rows: list[dict[str, Any]] = []
@@ -226,7 +241,10 @@ def main() -> None:
         tools = tools_from_cards(cards, index.tool_ids, [d.lexical for d in index.documents])
         vectors = np.asarray(index.tool_vectors, dtype=np.float32)
         t0 = time.perf_counter()
+        if args.reorder:
+            attach_reorder(index)
         n_tasks, mistakes = observed_confusions(index, TASKS[name])
+        index.reorderer = None  # Rift itself ranks with stage one's scores
         print(
             f"# {name}: {len(tools)} tools, {n_tasks} tasks, {len(mistakes)} top-1 mistakes "
             f"({time.perf_counter() - t0:.1f} s)",

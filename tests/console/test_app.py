@@ -110,6 +110,7 @@ def test_discover_playground_ranks_explains_and_is_audited(ops: httpx.Client) ->
     assert page.status_code == 200
     assert "/add</a>" in page.text
     assert re.search(r"dense [+-]\d", page.text) and re.search(r"bm25 [+-]\d", page.text)
+    assert re.search(r"\(trained -?\d+\.\d\d\)", page.text)  # the reorder stage's score
     audit = client.get("/console/audit", params={"client": "ops"}).text
     assert "add two numbers" in audit and "console-login" in audit
 

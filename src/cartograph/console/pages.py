@@ -196,18 +196,27 @@ def discover_page(proxy: Proxy, caller: Caller, task: str, k: int) -> list[Ranke
     return rows
 
 
+TRAINED = "trained"
+"""The reorder stage's score among the channels (shown apart: not a term of the score)."""
+
+
 def _channel_parts(
     proxy: Proxy, task: str, wanted: list[tuple[str, str]]
 ) -> dict[tuple[str, str], dict[str, float]]:
     """Each channel's term of the hybrid score for the ``wanted`` tools ({} when the index is
-    not open or ranks another way)."""
+    not open or ranks another way), and with the reorder stage its trained score
+    (:data:`TRAINED`)."""
     from cartograph.index.methods import hybrid_parts
 
     index = getattr(proxy.resolver, "_index", None)
     if index is None or not wanted:
         return {}
     try:
-        parts = hybrid_parts(index.evidence(task), index.hybrid_params)
+        evidence = index.evidence(task)
+        parts = hybrid_parts(evidence, index.hybrid_params)
+        stage = getattr(index, "reorderer", None)
+        if stage is not None and getattr(index, "reranker", None) is None:
+            parts[TRAINED] = stage.scores(task, evidence)  # what ordered the top 5
     except Exception:  # the playground's breakdown is optional; the ranking above stands
         logger.exception("channel breakdown failed for the console")
         return {}

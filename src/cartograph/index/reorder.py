@@ -146,9 +146,7 @@ class Reorderer:
     ) -> tuple[np.ndarray, np.ndarray]:
         """The top ``k`` tool positions: :meth:`head`, then stage one's next ones; and their
         stage-one scores."""
-        ranked = top_indexes(scores, max(k, REORDER_DEPTH))
-        head = self.head(query, evidence, scores, pending)
-        top = np.concatenate([head, ranked[REORDER_DEPTH:]])[:k]
+        top = top_indexes(self.lifted(query, evidence, scores, pending), k)
         return top, scores[top]
 
     def lifted(

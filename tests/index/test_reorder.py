@@ -23,6 +23,7 @@ from cartograph.index.reorder import (
     REORDER_ENV,
     REORDER_MODEL,
     Reorderer,
+    attach_reorderer,
     open_index_and_stage,
     open_reorderer,
     prepare_vectors,
@@ -30,6 +31,7 @@ from cartograph.index.reorder import (
     reorder_wanted,
     workspace_reorderer,
 )
+from cartograph.index.reorder_vectors import missing
 from cartograph.index.rerank import load_reranker
 from cartograph.index.vector_cache import QUERIES
 from cartograph.storage import open_store
@@ -242,3 +244,32 @@ def test_a_failing_stage_leaves_the_index(workspace, monkeypatch, caplog):
         index, _, stage = open_index_and_stage(workspace, open_store(workspace))
     assert stage is None and len(index) == 14
     assert "does not reorder" in caplog.text and "model.onnx" in caplog.text
+
+
+def test_the_proxy_waits_for_a_few_vectors_and_embeds_many_in_the_background(
+    index, cards, tmp_path, monkeypatch, caplog
+):
+    monkeypatch.delenv(REORDER_ENV, raising=False)
+    texts = [d.dense for d in index.documents] + list(index.server_documents)
+    assert missing(tmp_path / FOLDER, reorder_embedder(), texts) == len(texts)
+    monkeypatch.setattr(reorder, "WAIT_BELOW", 3)
+    fresh = replace(index, reorderer=None)
+    with caplog.at_level(logging.WARNING):
+        worker = attach_reorderer(tmp_path, fresh, None)
+    assert worker is not None and "in the background" in caplog.text
+    worker.join(timeout=120)
+    assert isinstance(fresh.reorderer, Reorderer) and fresh.reorderer.embedded == len(texts)
+    assert missing(tmp_path / FOLDER, reorder_embedder(), texts) == 0
+    again = replace(index, reorderer=None)
+    assert attach_reorderer(tmp_path, again, None) is None  # all stored: opened at once
+    assert isinstance(again.reorderer, Reorderer) and again.reorderer.embedded == 0
+
+
+def test_a_catalog_above_the_cap_is_not_reordered(index, tmp_path, monkeypatch, caplog):
+    monkeypatch.delenv(REORDER_ENV, raising=False)
+    monkeypatch.setattr(reorder, "REORDER_MAX_TOOLS", len(index) - 1)
+    fresh = replace(index, reorderer=None)
+    with caplog.at_level(logging.INFO, logger="cartograph.index.reorder"):
+        assert attach_reorderer(tmp_path, fresh, None) is None
+    assert fresh.reorderer is None and "above" in caplog.text
+    assert not (tmp_path / FOLDER).exists()

@@ -71,22 +71,23 @@ def default_opener(ws: Workspace, store: Store, cards: Mapping[str, Card]) -> Se
     if status.action == "rebuilt":
         logger.info("retrieval index rebuilt: %s", status.reason)
     index.reranker = proxy_reranker(ws)
-    index.reorderer = proxy_reorderer(ws, index)
+    attach_proxy_reorderer(ws, index)
     return index
 
 
-def proxy_reorderer(ws: Workspace, index: Any):
-    """The reorder stage the workspace asks for over ``index``, or None (a damaged model or
-    an unwritable home is logged and costs the reorder only)."""
-    from cartograph.index.reorder import workspace_reorderer
+def attach_proxy_reorderer(ws: Workspace, index: Any) -> None:
+    """Attach the reorder stage the workspace asks for to ``index`` (in the background when its
+    vectors must be embedded first); a damaged model, a bad setting or an unwritable home is
+    logged and costs the reorder only."""
+    from cartograph.index.reorder import attach_reorderer
     from cartograph.workspace import read_settings
 
     try:
         setting = read_settings(ws).reorder
     except CartographError as exc:
         logger.warning("discover does not reorder: %s", exc)
-        return None
-    return workspace_reorderer(ws.root, index, setting)
+        return
+    attach_reorderer(ws.root, index, setting)
 
 
 def proxy_reranker(ws: Workspace):

@@ -316,13 +316,31 @@ def lean_session(ort: Any, path: Path, opts: Any, int8_matmul: bool = False) -> 
     ``int8_matmul`` its weight products run on int8 (:func:`multiply_int8_weights`: less memory
     and time, not the same numbers; the reranker's choice, docs/models.md).
 
-    The rewritten model goes through a temporary file: given bytes, onnxruntime's Python
-    session keeps them (23 MB) for as long as it lives.
+    It opens the folded copy in the model cache (:mod:`.onnx_cache`, saved on first use) when
+    it can; else the rewritten model goes through a temporary file: given bytes, onnxruntime's
+    Python session keeps them (23 MB) for as long as it lives.
     """
-    from cartograph.index.onnx_lean import gather_before_dequantise, multiply_int8_weights
+    from cartograph.index.onnx_cache import folded_model
 
     providers = ["CPUExecutionProvider"]
-    lean, tables = b"", []
+    variant = "lean+int8-matmul" if int8_matmul else "lean"
+    folded = folded_model(ort, path, variant, lambda: _rewritten(path, int8_matmul))
+    if folded is not None:
+        return ort.InferenceSession(str(folded), sess_options=opts, providers=providers)
+    lean = _rewritten(path, int8_matmul)
+    if lean is None:
+        return ort.InferenceSession(str(path), sess_options=opts, providers=providers)
+    with tempfile.TemporaryDirectory(prefix="cartograph-onnx-") as tmp:
+        lean_path = Path(tmp) / path.name
+        lean_path.write_bytes(lean)
+        del lean
+        return ort.InferenceSession(str(lean_path), sess_options=opts, providers=providers)
+
+
+def _rewritten(path: Path, int8_matmul: bool) -> bytes | None:
+    """``path``'s model rewritten (:mod:`.onnx_lean`); None when nothing in it is rewritten."""
+    from cartograph.index.onnx_lean import gather_before_dequantise, multiply_int8_weights
+
     try:
         lean, tables = gather_before_dequantise(path.read_bytes())
         if int8_matmul:
@@ -330,11 +348,6 @@ def lean_session(ort: Any, path: Path, opts: Any, int8_matmul: bool = False) -> 
             tables += weights
     except ValueError as exc:
         logger.warning("%s: not rewritten (%s); loading it as it is", path, exc)
-    if not tables:
-        return ort.InferenceSession(str(path), sess_options=opts, providers=providers)
-    with tempfile.TemporaryDirectory(prefix="cartograph-onnx-") as tmp:
-        lean_path = Path(tmp) / path.name
-        lean_path.write_bytes(lean)
-        del lean
-        logger.debug("%s: rewrote %s", path, ", ".join(tables))
-        return ort.InferenceSession(str(lean_path), sess_options=opts, providers=providers)
+        return None
+    logger.debug("%s: rewrote %s", path, ", ".join(tables))
+    return lean if tables else None

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import logging
+import threading
 from dataclasses import replace
 from pathlib import Path
 
@@ -15,7 +16,7 @@ from indexkit import INDEX_KEY, write_workspace_cards
 
 from cartograph.cards.model import Card
 from cartograph.errors import EmbedderError
-from cartograph.index import Embedder, ToolIndex, load_embedder, reorder
+from cartograph.index import Embedder, ToolIndex, load_embedder, reorder, reorder_vectors
 from cartograph.index.methods import hybrid_scores
 from cartograph.index.reorder import (
     FOLDER,
@@ -31,7 +32,7 @@ from cartograph.index.reorder import (
     reorder_wanted,
     workspace_reorderer,
 )
-from cartograph.index.reorder_vectors import missing
+from cartograph.index.reorder_vectors import Stopped, missing
 from cartograph.index.rerank import load_reranker
 from cartograph.index.vector_cache import QUERIES
 from cartograph.storage import open_store
@@ -273,3 +274,55 @@ def test_a_catalog_above_the_cap_is_not_reordered(index, tmp_path, monkeypatch, 
         assert attach_reorderer(tmp_path, fresh, None) is None
     assert fresh.reorderer is None and "above" in caplog.text
     assert not (tmp_path / FOLDER).exists()
+
+
+class StopsAfterOneChunk:
+    """The real trained model; sets ``stop`` once it has embedded one chunk."""
+
+    def __init__(self, inner: Embedder, stop: threading.Event) -> None:
+        self.inner, self.stop = inner, stop
+        self.name, self.model, self.dim = inner.name, inner.model, inner.dim
+        self.texts = 0
+
+    def embed(self, texts):
+        self.texts += len(texts)
+        self.stop.set()
+        return self.inner.embed(texts)
+
+
+def test_a_stop_keeps_what_was_embedded_and_the_next_open_embeds_the_rest(
+    index, trained, tmp_path, monkeypatch
+):
+    monkeypatch.setattr(reorder_vectors, "CHUNK", 4)
+    stop = threading.Event()
+    stopping = StopsAfterOneChunk(trained, stop)
+    with pytest.raises(Stopped, match="after embedding 4 of"):
+        open_reorderer(tmp_path, index, stopping, stop)  # type: ignore[arg-type]
+    assert stopping.texts == 4
+    texts = [d.dense for d in index.documents] + list(index.server_documents)
+    assert missing(tmp_path / FOLDER, trained, texts) == len(texts) - 4
+    resumed = open_reorderer(tmp_path, index, trained)
+    assert resumed is not None and resumed.embedded == len(texts) - 4
+    whole = open_reorderer(tmp_path / "whole", index, trained)
+    assert whole is not None
+    assert np.allclose(resumed.tool_vectors, whole.tool_vectors, atol=1e-5)
+
+
+def test_a_stopped_background_open_leaves_stage_one_and_nothing_starts_after_it(
+    index, tmp_path, monkeypatch, caplog
+):
+    monkeypatch.delenv(REORDER_ENV, raising=False)
+    monkeypatch.setattr(reorder, "WAIT_BELOW", 3)
+    monkeypatch.setattr(reorder_vectors, "CHUNK", 4)
+    stop = threading.Event()
+    stop.set()
+    fresh = replace(index, reorderer=None)
+    assert attach_reorderer(tmp_path, fresh, None, stop) is None  # closing: nothing starts
+    stop.clear()
+    with caplog.at_level(logging.INFO, logger="cartograph.index.reorder"):
+        worker = attach_reorderer(tmp_path, fresh, None, stop)
+        assert worker is not None and not worker.daemon  # the process exits after it
+        stop.set()
+        worker.join(timeout=60)
+    assert not worker.is_alive()
+    assert fresh.reorderer is None and "did not open" in caplog.text

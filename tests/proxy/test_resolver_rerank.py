@@ -6,12 +6,13 @@ from __future__ import annotations
 
 import json
 import shutil
+import threading
 from pathlib import Path
 
 import pytest
 from proxykit import Env, connected, data
 
-from cartograph.index import packaged, reorder
+from cartograph.index import packaged, reorder, reorder_vectors
 from cartograph.index.reorder import REORDER_ENV, REORDER_MODEL
 from cartograph.index.rerank import RERANK_ENV, RERANKER
 
@@ -73,3 +74,29 @@ async def test_a_damaged_reranker_leaves_discover_working(
     assert len(found["tools"]) == 3
     assert "reranker" not in status["index"] and status["index"]["method"] == "hybrid"
     assert "discover does not rerank" in caplog.text and "model.onnx" in caplog.text
+
+
+async def test_closing_the_proxy_stops_the_background_embedding(
+    env: Env, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv(REORDER_ENV, raising=False)
+    monkeypatch.setattr(reorder, "WAIT_BELOW", 0)  # every document is embedded in the background
+    monkeypatch.setattr(reorder_vectors, "CHUNK", 1)
+    workers: list[threading.Thread] = []
+    attach = reorder.attach_reorderer
+
+    def recorded(*args, **kwargs):
+        worker = attach(*args, **kwargs)
+        if worker is not None:
+            workers.append(worker)
+        return worker
+
+    monkeypatch.setattr(reorder, "attach_reorderer", recorded)
+    proxy = env.proxy()
+    async with connected(proxy) as client:
+        found = data(await client.call_tool("discover", {"task": "echo some text back", "k": 3}))
+    assert len(found["tools"]) == 3
+    assert proxy.resolver.closing.is_set()
+    assert len(workers) == 1 and not workers[0].daemon
+    workers[0].join(timeout=60)
+    assert not workers[0].is_alive()

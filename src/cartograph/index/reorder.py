@@ -30,7 +30,7 @@ from collections.abc import Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from threading import Thread
+from threading import Event, Thread
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -40,7 +40,7 @@ from cartograph.errors import CartographError
 from cartograph.index.documents import card_documents, server_document
 from cartograph.index.embedders import SPEC_ENV, Embedder, embed_queries
 from cartograph.index.methods import Evidence, HybridParams, hybrid_params_for, hybrid_scores
-from cartograph.index.reorder_vectors import FOLDER, missing, synced
+from cartograph.index.reorder_vectors import FOLDER, Stopped, missing, synced
 from cartograph.index.rerank import top_indexes
 from cartograph.index.vector_cache import QUERIES
 from cartograph.index.vectors import server_centroids
@@ -189,16 +189,17 @@ def reorder_embedder(int8_matmul: bool = REORDER_INT8_MATMUL) -> Embedder:
 
 
 def open_reorderer(
-    home: Path, index: ToolIndex, embedder: Embedder | None = None
+    home: Path, index: ToolIndex, embedder: Embedder | None = None, stop: Event | None = None
 ) -> Reorderer | None:
     """The reorder stage over ``index``'s documents, its vectors read from (and, when they
     changed, written to) ``<home>/index-reorder/``; None when ``index`` already ranks with the
-    trained model. Raises :class:`~cartograph.errors.EmbedderError` when the model is damaged."""
+    trained model. Raises :class:`~cartograph.errors.EmbedderError` when the model is damaged
+    and :class:`~.reorder_vectors.Stopped` when ``stop`` is set while it embeds."""
     embedder = embedder or reorder_embedder()
     if index.embedder.name == embedder.name:
         return None
     texts = [d.dense for d in index.documents] + list(index.server_documents)
-    vectors, fresh = synced(home / FOLDER, embedder, texts)
+    vectors, fresh = synced(home / FOLDER, embedder, texts, stop)
     n = len(index.documents)
     tools = vectors[:n]
     return Reorderer(
@@ -264,10 +265,15 @@ def _settled(pending: Future[int] | None) -> bool:
 
 
 def workspace_reorderer(
-    home: Path, index: ToolIndex, setting: bool | None, flag: bool | None = None
+    home: Path,
+    index: ToolIndex,
+    setting: bool | None,
+    flag: bool | None = None,
+    stop: Event | None = None,
 ) -> Reorderer | None:
     """:func:`open_reorderer` when :func:`reorder_wanted` says so and no reranker is set on
-    ``index``; a damaged model or an unwritable home costs the reorder only (logged)."""
+    ``index``; a damaged model or an unwritable home costs the reorder only (logged), and so
+    does ``stop`` set while it embeds (the process is closing)."""
     if index.reranker is not None or not reorder_wanted(setting, flag):
         return None
     if len(index) > REORDER_MAX_TOOLS:
@@ -278,17 +284,26 @@ def workspace_reorderer(
         )
         return None
     try:
-        return open_reorderer(home, index)
+        return open_reorderer(home, index, stop=stop)
+    except Stopped as exc:
+        logger.info("the reorder stage did not open: %s", exc)
+        return None
     except (CartographError, OSError) as exc:
         logger.warning("discover does not reorder its top %d: %s", REORDER_DEPTH, exc)
         return None
 
 
-def attach_reorderer(home: Path, index: ToolIndex, setting: bool | None) -> Thread | None:
+def attach_reorderer(
+    home: Path, index: ToolIndex, setting: bool | None, stop: Event | None = None
+) -> Thread | None:
     """Set ``index.reorderer`` as :func:`workspace_reorderer` opens it (the proxy): at once when
     at most :data:`WAIT_BELOW` documents lack a stored vector, else from a background thread
     (returned) once they are embedded, so that a first start over a large catalog does not hold
-    discover back."""
+    discover back. Setting ``stop`` ends that thread within a chunk of documents (what it
+    embedded is kept for the next start); the thread is not a daemon, so a process exits only
+    after it stopped, never while onnxruntime runs on it. Nothing starts once ``stop`` is set."""
+    if stop is not None and stop.is_set():
+        return None
     texts = [d.dense for d in index.documents] + list(index.server_documents)
     off = index.reranker is not None or not reorder_wanted(setting)
     if off or len(index) > REORDER_MAX_TOOLS:
@@ -304,7 +319,7 @@ def attach_reorderer(home: Path, index: ToolIndex, setting: bool | None) -> Thre
         return None
 
     def attach() -> None:
-        index.reorderer = workspace_reorderer(home, index, setting)
+        index.reorderer = workspace_reorderer(home, index, setting, stop=stop)
         if index.reorderer is not None:
             logger.info("discover orders its top %d with the trained model now", REORDER_DEPTH)
 
@@ -313,6 +328,6 @@ def attach_reorderer(home: Path, index: ToolIndex, setting: bool | None) -> Thre
         "one until they are ready",
         lacking,
     )
-    worker = Thread(target=attach, name="reorder-open", daemon=True)
+    worker = Thread(target=attach, name="reorder-open", daemon=stop is None)
     worker.start()
     return worker

@@ -14,15 +14,16 @@ import logging
 import random
 from io import BytesIO
 from pathlib import Path
+from threading import Event
 from typing import Any
 
 import numpy as np
 
-from cartograph.errors import IndexError_
+from cartograph.errors import CartographError, IndexError_
 from cartograph.files import atomic_write
 from cartograph.index.embedders import Embedder
 from cartograph.index.manifest import sha256_file
-from cartograph.index.vector_cache import embed_documents, text_key
+from cartograph.index.vector_cache import text_key
 
 logger = logging.getLogger(__name__)
 
@@ -30,6 +31,12 @@ FOLDER = "index-reorder"
 FORMAT = 1
 SPOT_CHECKS = 2
 SPOT_MIN_COSINE = 0.999
+CHUNK = 128
+"""Documents embedded between two looks at the stop event (about a second on 2 cores)."""
+
+
+class Stopped(CartographError):
+    """The embedding was asked to stop; the vectors embedded so far were saved."""
 
 
 def missing(folder: Path, embedder: Embedder, texts: list[str]) -> int:
@@ -43,18 +50,34 @@ def missing(folder: Path, embedder: Embedder, texts: list[str]) -> int:
     return sum(text_key(embedder.model, t) not in held for t in texts)
 
 
-def synced(folder: Path, embedder: Embedder, texts: list[str]) -> tuple[np.ndarray, int]:
+def synced(
+    folder: Path, embedder: Embedder, texts: list[str], stop: Event | None = None
+) -> tuple[np.ndarray, int]:
     """The vectors of ``texts`` (rows in their order), those ``folder`` holds reused when a spot
-    check passes, the rest embedded; the file rewritten when anything changed."""
+    check passes, the rest embedded; the file rewritten when anything changed. When ``stop`` is
+    set between two chunks, the vectors embedded so far are saved and :class:`Stopped` raised
+    (the next call embeds only the rest)."""
     keys = [text_key(embedder.model, t) for t in texts]
     stored = _read(folder, embedder)
     if stored and (problem := _spot_check(stored, embedder, texts, keys)):
         logger.warning("re-embedding the reorder vectors in %s: %s", folder, problem)
         stored = None
-    vectors, fresh = embed_documents(embedder, texts, stored)
-    if stored is None or fresh or list(stored) != keys:
+    known = dict(stored or {})
+    todo = [i for i, key in enumerate(keys) if key not in known]
+    for start in range(0, len(todo), CHUNK):
+        if stop is not None and stop.is_set():
+            if start:
+                _write(folder, embedder, list(known), np.stack(list(known.values())))
+            raise Stopped(f"{folder}: stopped after embedding {start} of {len(todo)} documents")
+        part = todo[start : start + CHUNK]
+        embedded = embedder.embed([texts[i] for i in part])
+        known.update(zip([keys[i] for i in part], embedded, strict=True))
+    vectors = np.zeros((len(keys), embedder.dim), dtype=np.float32)
+    for i, key in enumerate(keys):
+        vectors[i] = known[key]
+    if stored is None or todo or list(stored) != keys:
         _write(folder, embedder, keys, vectors)
-    return vectors, fresh
+    return vectors, len(todo)
 
 
 def _read(folder: Path, embedder: Embedder) -> dict[str, np.ndarray] | None:

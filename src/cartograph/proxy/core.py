@@ -52,7 +52,7 @@ from cartograph.proxy.limits import (
     text_for_audit,
 )
 from cartograph.proxy.offers import OfferBook, new_discover_id
-from cartograph.proxy.resolver import Opener, Resolver, default_opener
+from cartograph.proxy.resolver import Opener, Resolver
 from cartograph.proxy.settings import MODES
 from cartograph.proxy.status import StatusAnswer, build_status
 from cartograph.proxy.subscriptions import Subscriptions
@@ -93,7 +93,7 @@ class Proxy:
         connector: Connector,
         settings: ProxySettings | None = None,
         *,
-        opener: Opener = default_opener,
+        opener: Opener | None = None,
         configured: set[str] | None = None,
         store: Store | None = None,
     ) -> None:
@@ -157,6 +157,7 @@ class Proxy:
                     yield self
                 tg.cancel_scope.cancel()
         finally:
+            self.resolver.closing.set()
             self.audit.close()
 
     async def release_client(self, client: str) -> None:

@@ -10,6 +10,7 @@ is quarantined is dropped), and the answer is rendered by
 
 from __future__ import annotations
 
+import functools
 import logging
 import threading
 import time
@@ -63,19 +64,22 @@ class Ranking:
     weak: bool = False  # abstained: no result plausibly fits (cartograph.index.abstain)
 
 
-def default_opener(ws: Workspace, store: Store, cards: Mapping[str, Card]) -> Searcher:
-    """The store's index over ``cards`` (rebuilt by the index package when they changed)."""
+def default_opener(
+    ws: Workspace, store: Store, cards: Mapping[str, Card], stop: threading.Event | None = None
+) -> Searcher:
+    """The store's index over ``cards`` (rebuilt by the index package when they changed);
+    ``stop``: the proxy is closing (the reorder stage's background embedding ends)."""
     from cartograph.index import open_index_with_status  # heavy import: only when first needed
 
     index, status = open_index_with_status(ws, store, cards=cards)
     if status.action == "rebuilt":
         logger.info("retrieval index rebuilt: %s", status.reason)
     index.reranker = proxy_reranker(ws)
-    attach_proxy_reorderer(ws, index)
+    attach_proxy_reorderer(ws, index, stop)
     return index
 
 
-def attach_proxy_reorderer(ws: Workspace, index: Any) -> None:
+def attach_proxy_reorderer(ws: Workspace, index: Any, stop: threading.Event | None = None) -> None:
     """Attach the reorder stage the workspace asks for to ``index`` (in the background when its
     vectors must be embedded first); a damaged model, a bad setting or an unwritable home is
     logged and costs the reorder only."""
@@ -87,7 +91,7 @@ def attach_proxy_reorderer(ws: Workspace, index: Any) -> None:
     except CartographError as exc:
         logger.warning("discover does not reorder: %s", exc)
         return
-    attach_reorderer(ws.root, index, setting)
+    attach_reorderer(ws.root, index, setting, stop)
 
 
 def proxy_reranker(ws: Workspace):
@@ -111,13 +115,15 @@ class Resolver:
         catalog: CardCatalog,
         guard: CardGuard,
         *,
-        opener: Opener = default_opener,
+        opener: Opener | None = None,
         method: Method | None = None,
     ) -> None:
         self.ws = ws
         self.catalog = catalog
         self.guard = guard
-        self._opener = opener
+        self.closing = threading.Event()
+        """Set when the proxy closes: background work (the reorder stage's embedding) ends."""
+        self._opener = opener or functools.partial(default_opener, stop=self.closing)
         self._method: Method | None = method
         self._index: Searcher | None = None
         self._index_generation: int | None = None

@@ -115,3 +115,13 @@ def test_prune_keeps_the_most_recently_opened(tmp_path):
     removed = prune(tmp_path, keep=2)
     assert sorted(p.name for p in removed) == ["m0", "m1", "m2"]
     assert sorted(p.name for p in folders(tmp_path)) == ["m3", "m4"]
+
+
+def test_a_process_that_saves_second_keeps_the_first_copy(cache, direct):
+    embed()
+    (folder,) = folders(cache)
+    saved = (folder / "manifest.json").read_text()
+    onnx_cache._build(ort, onnx_model_path(), folder, lambda: None)  # loses the race
+    assert (folder / "manifest.json").read_text() == saved
+    assert [p.name for p in cache.iterdir()] == [folder.name]  # no staging folder left
+    assert np.array_equal(embed(), direct)

@@ -173,6 +173,7 @@ def _build(ort: Any, source: Path, folder: Path, rewritten: Callable[[], bytes |
         except OSError:  # another process saved it first
             if not _intact(folder):
                 raise
+            return
         logger.info("saved the folded copy of %s in %s", source, folder)
     finally:
         shutil.rmtree(staging, ignore_errors=True)

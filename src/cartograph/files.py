@@ -1,4 +1,4 @@
-"""Atomic file writes: the one way Cartograph replaces a file on disk.
+"""Atomic file writes: the one way Cartograph replaces a file on disk; and a file's sha256.
 
 :func:`atomic_write` writes to a hidden temp file beside the target (``.NAME.PID.THREAD.tmp``,
 so concurrent writers never share one), flushes it to disk, sets the mode, and renames it over
@@ -8,11 +8,12 @@ temp file is removed and the target is untouched.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import threading
 from pathlib import Path
 
-__all__ = ["atomic_write", "temp_name"]
+__all__ = ["atomic_write", "file_sha256", "temp_name"]
 
 
 def temp_name(path: Path) -> Path:
@@ -45,3 +46,12 @@ def atomic_write(path: Path, data: bytes | str, *, mode: int = 0o644, fsync: boo
         tmp.unlink(missing_ok=True)
         raise
     return path
+
+
+def file_sha256(path: Path) -> str:
+    """The hex sha256 of the file at ``path``, read in 1 MiB blocks."""
+    h = hashlib.sha256()
+    with path.open("rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()

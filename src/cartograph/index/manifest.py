@@ -12,6 +12,7 @@ from typing import Any
 from cartograph.canonical import canonical
 from cartograph.cards.model import Card
 from cartograph.errors import IndexError_
+from cartograph.files import file_sha256
 from cartograph.index.embedders import Embedder
 
 INDEX_FORMAT = "cartograph.index/2"
@@ -45,11 +46,8 @@ def embedder_spec(embedder: Embedder) -> str:
 
 
 def sha256_file(path: Path) -> str:
-    h = hashlib.sha256()
-    with path.open("rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-    return "sha256:" + h.hexdigest()
+    """``sha256:`` and the file's hex digest, as manifests record it."""
+    return "sha256:" + file_sha256(path)
 
 
 def read_manifest(root: Path) -> dict[str, Any]:

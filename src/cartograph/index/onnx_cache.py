@@ -27,8 +27,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from cartograph.files import atomic_write
-from cartograph.index.manifest import sha256_file
+from cartograph.files import atomic_write, file_sha256
 
 logger = logging.getLogger(__name__)
 
@@ -54,7 +53,7 @@ def cache_root() -> Path | None:
 def cache_key(source: Path, variant: str, ort_version: str) -> str:
     """The folder name of ``source``'s folded copy: its content, the rewrite and onnxruntime."""
     digest = hashlib.sha256()
-    for part in (sha256_file(source), variant, ort_version, str(FORMAT)):
+    for part in (file_sha256(source), variant, ort_version, str(FORMAT)):
         digest.update(part.encode() + b"\0")
     return f"{source.stem}-{digest.hexdigest()[:20]}"
 
@@ -106,7 +105,7 @@ def _intact(folder: Path) -> bool:
         return _discard(folder, "manifest.json is not this version's")
     for name, want in files.items():
         try:
-            got = sha256_file(folder / name)
+            got = file_sha256(folder / name)
         except OSError as exc:
             return _discard(folder, f"{name}: {exc}")
         if got != want:
@@ -166,7 +165,7 @@ def _build(ort: Any, source: Path, folder: Path, rewritten: Callable[[], bytes |
         ort.InferenceSession(str(model), sess_options=opts, providers=["CPUExecutionProvider"])
         if model != source:
             model.unlink()
-        files = {name: sha256_file(staging / name) for name in (MODEL, DATA)}
+        files = {name: file_sha256(staging / name) for name in (MODEL, DATA)}
         atomic_write(staging / "manifest.json", json.dumps({"format": FORMAT, "files": files}))
         try:
             staging.rename(folder)

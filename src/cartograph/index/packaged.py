@@ -8,7 +8,6 @@ truncated or swapped file fails loudly instead of ranking with the wrong weights
 
 from __future__ import annotations
 
-import hashlib
 import json
 from dataclasses import dataclass
 from importlib import resources
@@ -16,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from cartograph.errors import EmbedderError
+from cartograph.files import file_sha256
 
 TRAINED = "minilm-tools"
 REQUIRED = ("model.onnx", "tokenizer.json")
@@ -23,14 +23,6 @@ REQUIRED = ("model.onnx", "tokenizer.json")
 
 def models_dir() -> Path:
     return Path(str(resources.files("cartograph.index"))) / "models"
-
-
-def file_sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with path.open("rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
 
 
 @dataclass(frozen=True)

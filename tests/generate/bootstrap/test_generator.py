@@ -602,3 +602,47 @@ def test_a_short_summary_leads_the_example_task_and_a_long_one_does_not() -> Non
     assert named[0] == "Get the time in Git"  # the task's values say which timezone
     long = "Read the contents of many files at once, each with its path, and report failures."
     assert tasks("read", ["files"], git, [], {}, "read_files", long)[0] == "Read the files in Git"
+
+
+def test_the_second_task_asks_the_summarys_request_with_another_verb() -> None:
+    from cartograph.generate.bootstrap.examples import tasks
+    from cartograph.generate.bootstrap.identity import Product
+
+    shortcut = Product(display="Shortcut", words=("shortcut",))
+    story = tasks("create", ["stories"], shortcut, [], {}, "stories-create", "Create a new story.")
+    assert story[:2] == ["Create a new story in Shortcut", "Add a new story in Shortcut"]
+    assert story[2:] == ["Add the stories in Shortcut"]  # where the second repeats the publisher
+    listed = tasks("list", ["list"], shortcut, [], {}, "monitor_list", "List all the monitors.")
+    assert listed[1] == "Show all the monitors in Shortcut"  # not "Show all all the"
+    events = tasks("list", ["events"], shortcut, [], {}, "list_events", "List events for a user.")
+    assert events[1] == "Show all events for a user in Shortcut"
+    # two verbs, a particle, or a request that is not prose: the name's action and object
+    dynos = tasks("list", ["ps"], shortcut, [], {}, "ps_list", "List and monitor app dynos.")
+    assert dynos[1] == "Show all the ps in Shortcut"
+    form = tasks("fill", ["form"], shortcut, [], {}, "fill_form", "Fill out several fields.")
+    assert not any(t.startswith("Enter out") for t in form)
+
+
+def test_a_second_task_that_repeats_the_publisher_gives_way_to_the_names() -> None:
+    description = "Remove a user from watching a Jira issue."
+    tools = [{"name": "jira_remove_watcher", "description": description, "inputSchema": {}}]
+    card = generate_card(ServerSnapshot(name="jira", tools=tools), created_at=WHEN).card
+    (entry,) = card.tools
+    first, second = (e.task for e in entry.examples)
+    assert first.startswith("Delete a user from watching")  # the summary's request, re-verbed
+    # its verb changed again would be the publisher's 8 words; the name's object serves
+    assert not second.startswith("Remove a user") and "watcher" in second
+
+
+@pytest.mark.parametrize(
+    "description",
+    [
+        "Resizes the selected page's window so that the page has specified dimension.",
+        "Verifies that the counterpart is still responsive and the connection is alive.",
+    ],
+)
+def test_breaking_a_publisher_run_keeps_a_that_which_is_not_relative(description: str) -> None:
+    tools = [{"name": "resize_page", "description": description, "inputSchema": {}}]
+    (entry,) = generate_card(ServerSnapshot(name="pages", tools=tools), created_at=WHEN).card.tools
+    assert not re.search(r"\b(?:so|verify|check|ensure)\w* which\b", entry.summary, re.I)
+    assert " that " in entry.summary

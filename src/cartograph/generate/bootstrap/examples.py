@@ -3,7 +3,10 @@ Europe/Paris"), each with the arguments that would serve it.
 
 The first task names the tool's action and object, the product where users would say it ("in
 Linear"; not for products named by a common word such as Time), and the values of up to two
-required inputs; the second says the same with another verb users say for it. Values come from
+required inputs; the second asks the same with another verb users say for it: the summary's own
+request with its verb changed where the first task is that request and its verb has another
+("Add a new Shortcut story" beside "Create a new Shortcut story"), else the tool's action and
+object. Values come from
 :func:`cartograph.generate.bootstrap.schema.example_arguments`.
 
 Pure functions.
@@ -17,6 +20,7 @@ from typing import Any
 
 from cartograph.generate.bootstrap.identity import Product
 from cartograph.generate.bootstrap.lexicon import verb_synonyms
+from cartograph.generate.bootstrap.phrasing import base_verb
 from cartograph.generate.bootstrap.schema import Param
 from cartograph.generate.text import identifier_phrase, wordset
 
@@ -49,7 +53,9 @@ def tasks(
     name: str,
     summary: str = "",
 ) -> list[str]:
-    """Up to two example tasks (see the module doc)."""
+    """The example tasks in order of preference (see the module doc): the first, then up to two
+    ways to ask it again; a card keeps the first two that share no run with the publisher's
+    text."""
     action = verb or "use"
     what = object_phrase(verb, objects) or (identifier_phrase(name) or name)
     said = _request(summary)
@@ -65,10 +71,35 @@ def tasks(
     if values:
         first += " for " + " and ".join(values)
     out = [first]
+    again = _said_again(said) if said else ""
+    if again:
+        out.append(f"{again}{where}")
     synonyms = [s for s in verb_synonyms(verb) if s != action] if verb else []
     if synonyms:
         out.append(f"{synonyms[0].capitalize()} {what}{where}")
     return out
+
+
+_DETERMINERS = wordset("all a an my your this these each every any some")
+_NOT_AN_OBJECT = wordset("and or & out up off down over back in on")
+"""A second verb ("List and monitor") or a particle ("Fill out"): another verb would not fit."""
+
+
+def _said_again(said: str) -> str:
+    """The summary's request with another verb users say for its own ("Add a new Shortcut
+    story" for "Create a new Shortcut story"); ``""`` when its verb has none or is one of two
+    ("List and monitor Heroku app dynos"), or the request is not one sentence of prose."""
+    verb, _, rest = said.partition(" ")
+    words = rest.split()
+    if not words or words[0].lower() in _NOT_AN_OBJECT or "|" in said:
+        return ""
+    own = verb.lower()
+    for other in verb_synonyms(base_verb(own) or own):
+        if other.endswith(" all") and words[0].lower() in _DETERMINERS:
+            other = other.removesuffix(" all")  # "Show all the databases", not "all all"
+        if other not in (own, base_verb(own)):
+            return f"{other.capitalize()} {rest}"
+    return ""
 
 
 _MAX_REQUEST_WORDS = 10

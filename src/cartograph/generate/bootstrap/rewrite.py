@@ -280,6 +280,8 @@ def _swap(
                 continue  # part of a name ("Price List API")
             if low == "in" and _IDIOM.search(" ".join(words[i + 1 : i + 5])):
                 continue  # "in a detailed manner", "in order to"
+            if low == "that" and not _after_a_noun(words, i):
+                continue  # "so that", "verify that": not a relative "which"
             if low == "single" and not (i > 0 and core(words[i - 1]).lower() in ("a", "an")):
                 continue
             if low == "single":
@@ -292,6 +294,21 @@ def _swap(
             return True
     return False
 
+
+def _after_a_noun(words: list[str], i: int) -> bool:
+    """Whether word ``i`` can open a relative clause ("the views that"): not at the start of a
+    sentence or clause, nor after a verb of saying or checking or a conjunction ("verify that",
+    "so that")."""
+    if i == 0 or words[i - 1].endswith((".", ",", ";", ":", "!", "?")):
+        return False
+    return core(words[i - 1]).lower() not in _NOT_BEFORE_RELATIVE
+
+
+_NOT_BEFORE_RELATIVE = wordset(
+    "so such now given provided assuming except ensure ensures ensuring verify verifies "
+    "verifying check checks checking confirm confirms confirming sure means indicate indicates "
+    "say says show shows validate validates validating test tests"
+)
 
 _IDIOM = re.compile(r"\b(?:manner|way|order|detail|general|particular|case|fact|short)\b", re.I)
 

@@ -44,6 +44,7 @@ from cartograph.generate.text import (
 )
 
 MAX_SHARED_RUN = 8
+MAX_EXAMPLE_TASKS = 2
 """No field may hold this many consecutive words of the publisher's texts (so at most 7)."""
 
 _MAX_KEYWORDS = 80
@@ -111,16 +112,13 @@ def compose_tool(
         lambda: usage_text(tool, r.params, mode, deprecated=purpose.deprecated, shown=0),
     )
     arguments = example_arguments(tool.get("inputSchema"), r.name_words)
-    examples = tuple(
-        (task, arguments)
-        for task in (
-            guarded(grams, lambda t=t: t, lambda: "")
-            for t in tasks(
-                _task_verb(r, purpose), r.objects, product, r.params, arguments, r.name, sentence
-            )
-        )
-        if task
-    ) or ((f"Use {identifier_phrase(r.name) or r.name}", arguments),)
+    candidates = tasks(
+        _task_verb(r, purpose), r.objects, product, r.params, arguments, r.name, sentence
+    )
+    kept = [t for t in (guarded(grams, lambda t=t: t, lambda: "") for t in candidates) if t]
+    examples = tuple((task, arguments) for task in kept[:MAX_EXAMPLE_TASKS]) or (
+        (f"Use {identifier_phrase(r.name) or r.name}", arguments),
+    )
     title, title_note = clean_title(tool)
     warnings = [title_note] if title_note else []
     if not r.description.strip():

@@ -17,6 +17,7 @@ from indexkit import INDEX_KEY, write_workspace_cards
 from cartograph.cards.model import Card
 from cartograph.errors import EmbedderError
 from cartograph.index import Embedder, ToolIndex, load_embedder, reorder, reorder_vectors
+from cartograph.index.documents import card_documents, server_document
 from cartograph.index.methods import hybrid_scores
 from cartograph.index.reorder import (
     FOLDER,
@@ -37,6 +38,13 @@ from cartograph.index.rerank import load_reranker
 from cartograph.index.vector_cache import QUERIES
 from cartograph.storage import open_store
 from cartograph.workspace import Workspace
+
+
+def verified_cards_of(ws: Workspace) -> dict[str, Card]:
+    from cartograph.index.store import verified_cards
+
+    return dict(verified_cards(ws, open_store(ws)).cards)
+
 
 TASKS = [
     "post a message in the #general Slack channel",
@@ -245,6 +253,28 @@ def test_a_failing_stage_leaves_the_index(workspace, monkeypatch, caplog):
         index, _, stage = open_index_and_stage(workspace, open_store(workspace))
     assert stage is None and len(index) == 14
     assert "does not reorder" in caplog.text and "model.onnx" in caplog.text
+
+
+def test_an_interrupted_build_stops_the_stage_and_keeps_what_it_embedded(workspace, monkeypatch):
+    from cartograph.index import store
+
+    monkeypatch.delenv(REORDER_ENV, raising=False)
+    monkeypatch.setattr(reorder_vectors, "CHUNK", 1)
+    started = threading.Event()
+    counting = StopsAfterOneChunk(reorder_embedder(), started)  # "stop" here: it has begun
+    monkeypatch.setattr(reorder, "reorder_embedder", lambda: counting)
+
+    def interrupted(*_args, **_kwargs):
+        started.wait(timeout=60)  # Ctrl-C once the stage has embedded a document
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(store, "open_index_with_status", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        open_index_and_stage(workspace, open_store(workspace))
+    cards = verified_cards_of(workspace)
+    texts = [d.dense for d in card_documents(cards)] + [server_document(c) for c in cards.values()]
+    left = missing(workspace.root / FOLDER, counting, texts)  # type: ignore[arg-type]
+    assert 0 < left < len(set(texts)) and counting.texts < len(set(texts))
 
 
 def test_the_proxy_waits_for_a_few_vectors_and_embeds_many_in_the_background(

@@ -212,12 +212,18 @@ def open_reorderer(
     )
 
 
-def prepare_vectors(home: Path, cards: Mapping[str, Card], embedder: Embedder | None = None) -> int:
+def prepare_vectors(
+    home: Path,
+    cards: Mapping[str, Card],
+    embedder: Embedder | None = None,
+    stop: Event | None = None,
+) -> int:
     """Embed into ``<home>/index-reorder/`` the trained model's vectors of ``cards``' documents
     that it lacks (run beside the index's own build, so a fresh build embeds with both models at
-    once); how many were embedded."""
+    once); how many were embedded. ``stop``: as :func:`~.reorder_vectors.synced`."""
     texts = [d.dense for d in card_documents(cards)] + [server_document(c) for c in cards.values()]
-    return synced(home / FOLDER, embedder or reorder_embedder(), list(dict.fromkeys(texts)))[1]
+    folder, model = home / FOLDER, embedder or reorder_embedder()
+    return synced(folder, model, list(dict.fromkeys(texts)), stop)[1]
 
 
 def open_index_and_stage(
@@ -231,7 +237,8 @@ def open_index_and_stage(
     """:func:`~cartograph.index.store.open_index_with_status` and the reorder stage the
     workspace asks for, the stage's missing vectors embedded on a second thread meanwhile
     (``index build`` and ``bootstrap``: a fresh fleet build takes about as long as the index's
-    alone)."""
+    alone). When the index's build fails or is interrupted (Ctrl-C), the stage's embedding stops
+    within a chunk and keeps what it embedded."""
     from cartograph.index.store import open_index_with_status, verified_cards
 
     settings = read_settings(ws)
@@ -239,12 +246,16 @@ def open_index_and_stage(
     cards = loaded.cards
     spec = (embedder.name if embedder else None) or settings.embedder or os.environ.get(SPEC_ENV)
     wanted = bool(cards) and spec != REORDER_MODEL and reorder_wanted(settings.reorder, flag)
+    stop = Event()
     with ThreadPoolExecutor(1, "reorder-build") as pool:
-        pending = pool.submit(prepare_vectors, ws.root, cards) if wanted else None
+        pending = pool.submit(prepare_vectors, ws.root, cards, None, stop) if wanted else None
         try:
             index, status = open_index_with_status(
                 ws, store, embedder, rebuild=rebuild, cards=cards
             )
+        except BaseException:  # Ctrl-C or a failed build: the stage stops within a chunk
+            stop.set()
+            raise
         finally:
             prepared = _settled(pending)
     status = replace(status, skipped_cards=len(loaded.failures))
@@ -258,6 +269,9 @@ def _settled(pending: Future[int] | None) -> bool:
         return False
     try:
         pending.result()
+    except Stopped as exc:
+        logger.info("the reorder stage's vectors are not all embedded: %s", exc)
+        return False
     except (CartographError, OSError) as exc:
         logger.warning("discover does not reorder its top %d: %s", REORDER_DEPTH, exc)
         return False

@@ -646,3 +646,36 @@ def test_breaking_a_publisher_run_keeps_a_that_which_is_not_relative(description
     (entry,) = generate_card(ServerSnapshot(name="pages", tools=tools), created_at=WHEN).card.tools
     assert not re.search(r"\b(?:so|verify|check|ensure)\w* which\b", entry.summary, re.I)
     assert " that " in entry.summary
+
+
+@pytest.mark.parametrize(
+    ("name", "description", "summary"),
+    [
+        ("git_push", "Push changes to a remote repo.", "Push changes to a remote repo."),
+        ("API-get-user", "Notion | Retrieve a user\nError Responses:\n400: 4", "Retrieve a user."),
+        (
+            "get_file_info",
+            "Retrieve detailed metadata about a file or directory including:\n- size\n- type",
+            "Retrieve full metadata about a file or directory.",  # "detailed": a plainer word
+        ),
+    ],
+)
+def test_a_summary_keeps_an_order_and_loses_labels_and_cut_lists(
+    name: str, description: str, summary: str
+) -> None:
+    tools = [{"name": name, "description": description, "inputSchema": {}}]
+    (entry,) = generate_card(ServerSnapshot(name="srv", tools=tools), created_at=WHEN).card.tools
+    assert entry.summary == summary
+
+
+def test_tidy_end_cuts_only_what_was_left_hanging() -> None:
+    from cartograph.generate.bootstrap.rewrite import tidy_end
+
+    assert tidy_end("It accepts an email address (e.g.") == "It accepts an email address."
+    assert tidy_end("It supports two modes: full replacement or.") == (
+        "It supports two modes: full replacement."
+    )
+    assert tidy_end("Fetch the fields across types — i.e.") == "Fetch the fields across types."
+    kept = "List all organizations which the user is a member of."
+    assert tidy_end(kept) == kept  # a closing preposition is English
+    assert tidy_end("Search, e.g.") == ""

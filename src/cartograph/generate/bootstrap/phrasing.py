@@ -123,10 +123,12 @@ WRAPPERS: tuple[re.Pattern[str], ...] = tuple(
 
 LABELS = re.compile(
     r"^(?:[A-Z][A-Z_ ]{2,24}|(?i:purpose|description|summary|overview|what it does|function|"
-    r"tool|action|goal))\s*:\s+|^(?i:otherwise|else|in\s+general)\s*[:,]\s+"
+    r"tool|action|goal))\s*:\s+|^(?i:otherwise|else|in\s+general)\s*[:,]\s+|"
+    r"^(?:[A-Z0-9][\w.-]*\s){0,2}[A-Z0-9][\w.-]*\s+\|\s+(?=\S)"
 )
-"""A leading section label ("PURPOSE:", "Description:") before the sentence it labels, or
-the connector left when the sentence before it was a rule for the model ("Otherwise: ...")."""
+"""A leading section label ("PURPOSE:", "Description:", a product's "Notion | ") before the
+sentence it labels, or the connector left when the sentence before it was a rule for the model
+("Otherwise: ...")."""
 
 SKIP_OPENERS = re.compile(
     r"^(?:returns?|outputs?|responses?)\s*:|"

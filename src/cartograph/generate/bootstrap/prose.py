@@ -208,7 +208,8 @@ def _named_subject(text: str, names: frozenset[str]) -> str:
     n = 0
     while n < min(3, len(words) - 1) and set(tokenise(words[n])) <= names and tokenise(words[n]):
         n += 1
-    if n and base_verb(core(words[n])) and core(words[n]).lower().endswith("s"):
+    an_order = n == 1 and base_verb(core(words[0])) == core(words[0]).lower()  # "Push changes"
+    if n and not an_order and base_verb(core(words[n])) and core(words[n]).lower().endswith("s"):
         return " ".join(words[n:])
     return text
 

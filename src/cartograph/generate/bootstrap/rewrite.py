@@ -38,6 +38,43 @@ TRAILING = wordset(
 )
 
 
+_OPEN_ASIDE = re.compile(r"\s*\([^()]*$")
+_LIST_INTRO = re.compile(
+    r"[\s,]*\b(?:including|such as|e\.g|i\.e|for example|for instance|namely|as follows)"
+    r"\W*$",
+    re.IGNORECASE,
+)
+
+
+def tidy_end(sentence: str) -> str:
+    """``sentence`` without an end left hanging where a list or an aside was cut away
+    ("... a file or directory including.", "... queries (e.g.", "... replacement or."): the
+    open aside and the word that introduced the list go, then trailing articles and
+    conjunctions (a closing preposition stays: "which the user has access to"); ``""`` when
+    fewer than two words are left of a sentence that needed it. Other sentences are returned
+    as they are."""
+    whole = sentence.strip().rstrip(".")
+    body = _LIST_INTRO.sub("", _OPEN_ASIDE.sub("", whole))
+    words = body.split()
+    cut = body != whole
+    while words and (
+        core(words[-1]).lower() in _DANGLING or not words[-1].strip(",;:-–—") or not core(words[-1])
+    ):
+        words.pop()
+        cut = True
+    if not cut:
+        return sentence
+    if words:
+        words[-1] = words[-1].rstrip(",;:-–—")
+    if len(words) < 2:
+        return ""
+    text = " ".join(words)
+    return text if text.endswith(("!", "?", ".")) else text + "."
+
+
+_DANGLING = wordset("and or but nor the a an its their this these those with including such")
+
+
 def trim(words: list[str]) -> list[str]:
     out = list(words)
     out[-1] = out[-1].rstrip(",;:-–—")

@@ -27,7 +27,7 @@ from cartograph.generate.bootstrap.lexicon import (
 )
 from cartograph.generate.bootstrap.phrasing import KNOWN_VERBS, base_verb
 from cartograph.generate.bootstrap.prose import Purpose, purpose_of, shorten
-from cartograph.generate.bootstrap.rewrite import break_runs, first_clause
+from cartograph.generate.bootstrap.rewrite import break_runs, first_clause, tidy_end
 from cartograph.generate.bootstrap.schema import Param, example_arguments, params_of
 from cartograph.generate.bootstrap.server import ToolFacts, tool_mode
 from cartograph.generate.bootstrap.siblings import Profile, profile
@@ -231,7 +231,7 @@ def _sentence(
     if text and purpose.deprecated:
         text = text.rstrip(".") + " (deprecated)."
     if text:
-        text = (
+        text = tidy_end(
             break_runs(text, grams, MAX_SHARED_RUN)
             or break_runs(text, grams, MAX_SHARED_RUN, lenient=True)
             or break_runs(first_clause(text), grams, MAX_SHARED_RUN)
@@ -271,7 +271,7 @@ def _extra(purpose: Purpose, sentence: str, grams: frozenset[tuple[str, ...]]) -
     again = content_words(extra)
     if not again or sum(w in said for w in again) >= 0.6 * len(again):
         return ""  # nothing, or the publisher saying the same thing twice
-    return break_runs(extra, grams, MAX_SHARED_RUN) or ""
+    return tidy_end(break_runs(extra, grams, MAX_SHARED_RUN) or "")
 
 
 def _and(items: Sequence[str]) -> str:

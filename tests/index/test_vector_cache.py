@@ -83,3 +83,20 @@ def test_the_query_lru_answers_repeats_and_evicts_the_oldest():
     cache.get("m", "b", False, make(3))  # evicts the oldest ("m", "a")
     cache.get("m", "a", False, make(4))
     assert calls == [1, 2, 3, 4] and cache.hits == 1
+
+
+def test_a_first_build_is_no_warning_and_a_stale_index_is(ws, embedder, cards, caplog):
+    import logging
+
+    from cartograph.index.store import open_file_index
+
+    with caplog.at_level(logging.INFO, logger="cartograph.index.store"):
+        open_file_index(ws.index_dir, cards, embedder, rebuild=False)
+    assert [r.levelno for r in caplog.records if "index at" in r.message] == [logging.INFO]
+    caplog.clear()
+    changed = dict(cards)
+    changed.pop(next(iter(changed)))
+    with caplog.at_level(logging.INFO, logger="cartograph.index.store"):
+        open_file_index(ws.index_dir, changed, embedder, rebuild=False)
+    assert [r.levelno for r in caplog.records if "index at" in r.message] == [logging.WARNING]
+    assert "cards changed" in caplog.text

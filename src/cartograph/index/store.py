@@ -26,7 +26,7 @@ from cartograph.errors import IndexError_
 from cartograph.index.adapt import adapted_dir, documents_digest, load_adapted, read_adapted
 from cartograph.index.documents import card_documents
 from cartograph.index.embedders import DEFAULT_SPEC, SPEC_ENV, Embedder, load_embedder
-from cartograph.index.manifest import card_set_digest, read_manifest
+from cartograph.index.manifest import MANIFEST, card_set_digest, read_manifest
 from cartograph.index.tool_index import ToolIndex
 from cartograph.index.vector_cache import known_vectors
 from cartograph.trust.store import TrustStore
@@ -132,7 +132,10 @@ def open_file_index(
                 return index, "loaded", None
         except IndexError_ as exc:
             reason = str(exc)
-    logger.warning("rebuilding the index at %s: %s", root, reason)
+    if rebuild or not (root / MANIFEST).is_file():  # asked for, or the first build: no news
+        logger.info("building the index at %s: %s", root, reason)
+    else:
+        logger.warning("rebuilding the index at %s: %s", root, reason)
     index = ToolIndex.build(cards, embedder, known=previous_vectors(root, embedder))
     index.save(root)
     return index, "rebuilt", reason

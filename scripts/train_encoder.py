@@ -25,7 +25,6 @@ one: another tool of the same server, or the positive's nearest neighbour under 
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import random
 import sys
@@ -37,16 +36,10 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "benchmarks"))
 sys.path.insert(0, str(REPO / "scripts"))
 
+from cartograph.files import file_sha256  # noqa: E402  (after the paths above)
+
 SEED = 18
 BASE_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
-
-
-def file_sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with path.open("rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
 
 
 # ------------------------------------------------------------------ data

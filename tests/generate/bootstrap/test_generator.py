@@ -654,6 +654,21 @@ def test_breaking_a_publisher_run_keeps_a_that_which_is_not_relative(description
         ("git_push", "Push changes to a remote repo.", "Push changes to a remote repo."),
         ("API-get-user", "Notion | Retrieve a user\nError Responses:\n400: 4", "Retrieve a user."),
         (
+            "reindex",
+            "Rebuild the local index for the papers.",
+            "Rebuild the local index for the papers.",
+        ),
+        (
+            "rebase_branch",
+            "Rebases a development branch on production.",
+            "Rebase a development branch on production.",
+        ),
+        (
+            "sequentialthinking",
+            "A detailed tool for dynamic and reflective problem-solving through thoughts.",
+            "Use dynamic and reflective problem-solving through thoughts.",
+        ),
+        (
             "get_file_info",
             "Retrieve detailed metadata about a file or directory including:\n- size\n- type",
             "Retrieve full metadata about a file or directory.",  # "detailed": a plainer word

@@ -41,6 +41,7 @@ from cartograph.generate.text import (
     is_cjk,
     split_identifier,
     tokenise,
+    wordset,
 )
 
 MAX_SHARED_RUN = 8
@@ -224,10 +225,7 @@ def _sentence(
     gives none (or none that can be restated)."""
     text = "" if is_cjk(purpose.sentence) else purpose.sentence
     if text and purpose.verb is None:
-        verb = (r.verb or "use").capitalize()
-        if text.split()[0] in ("A", "An", "The"):
-            text = text[0].lower() + text[1:]
-        text = f"{verb} {text}"
+        text = _as_order(text) or _with_verb(text, r)
     if text and purpose.deprecated:
         text = text.rstrip(".") + " (deprecated)."
     if text:
@@ -238,6 +236,62 @@ def _sentence(
             or ""
         )
     return text or guarded(grams, lambda: _template(r, product), lambda: _template(r, product, 0))
+
+
+def _with_verb(text: str, r: _Read) -> str:
+    """``text`` (no verb of its own) led by the name's verb: "Use dynamic and reflective
+    problem-solving ..."."""
+    verb = (r.verb or "use").capitalize()
+    words = text.split()
+    named = len(words) > 1 and words[1][:1].isupper()  # "Azure Confidential Ledger ..."
+    if words[0] in ("A", "An", "The") or (not named and _capitalised_here(words[0], r.description)):
+        text = text[0].lower() + text[1:]
+    return f"{verb} {text}"
+
+
+def _capitalised_here(word: str, description: str) -> bool:
+    """Whether ``word`` is capitalised only because a sentence now starts with it: the
+    description writes it in lower case and never capitalised inside a sentence ("A tool for
+    dynamic ..." -> "Dynamic ..."; "Azure" stays)."""
+    low = word.lower()
+    if not (word[:1].isupper() and word[1:] == low[1:]) or low not in tokenise(description):
+        return False
+    return not re.search(rf"[^.!?\s]\s+{re.escape(word)}\b", description)
+
+
+_ORDER_NEXT = wordset(
+    "the a an all any each every to at from into on onto off what which whose your my one "
+    "multiple several up down out back"
+)
+_NOT_ORDERS = wordset(
+    "all this these that each every some any one be is are was it its if when while where "
+    "whether unless once after before since as because for"
+)
+
+
+def _as_order(text: str) -> str:
+    """``text`` when it already opens with an order whose verb the tables do not know ("Rebuild
+    the local index", "Rebases a branch" -> "Rebase a branch"): a capitalised word followed by
+    an article, a determiner or a particle; ``""`` otherwise."""
+    words = text.split()
+    if len(words) < 3 or not words[0].isalpha() or not words[0][:1].isupper():
+        return ""
+    first, after = words[0], words[1].strip(",;:()\"'").lower()
+    if first.lower() in _NOT_ORDERS or after not in _ORDER_NEXT or not first[1:].islower():
+        return ""
+    return " ".join([_base_form(first), *words[1:]])
+
+
+def _base_form(word: str) -> str:
+    """ "Rebases" -> "Rebase", "Pushes" -> "Push", "Copies" -> "Copy"; other words as they are."""
+    low = word.lower()
+    if low.endswith(("ches", "shes", "sses", "xes", "zes")):
+        return word[:-2]
+    if low.endswith("ies") and len(low) > 4:
+        return word[:-3] + "y"
+    if low.endswith("s") and not low.endswith(("ss", "us", "is")):
+        return word[:-1]
+    return word
 
 
 def _template(r: _Read, product: Product, inputs: int = 2) -> str:

@@ -669,6 +669,12 @@ def test_breaking_a_publisher_run_keeps_a_that_which_is_not_relative(description
             "Use dynamic and reflective problem-solving through thoughts.",
         ),
         (
+            "get_model_details",
+            "**DEPRECATED — use `get_node_details` instead.** This tool will be removed in a "
+            "future release.",
+            "Get the model details (deprecated).",
+        ),
+        (
             "get_file_info",
             "Retrieve detailed metadata about a file or directory including:\n- size\n- type",
             "Retrieve full metadata about a file or directory.",  # "detailed": a plainer word

@@ -72,6 +72,11 @@ _DEFINITE = wordset(
     "current latest newest oldest first last next previous default full complete entire whole "
     "main top primary active"
 )
+_NOTICE = re.compile(
+    r"(?i)\b(?:will|to|may|might|shall) be (?:removed|deleted|retired|discontinued)\b|"
+    r"^\W*(?:deprecated|obsolete)\b"
+)
+"""A sentence that only announces the tool's end, not what it does."""
 _DEPRECATED = re.compile(
     r"\bDEPRECATED\b|(?i:^\W*deprecated\b|\bis (?:now )?deprecated\b|\(deprecated\)|"
     r"\bdeprecated\s*[:;-]|\bdeprecated\.)",
@@ -108,6 +113,8 @@ def purpose_of(text: str, names: frozenset[str] = frozenset()) -> Purpose:
         sentence = LABELS.sub("", " ".join(raw.replace("\u2024", ".").split()).strip(" -–—:;,"))
         if not sentence or SKIP_OPENERS.match(sentence) or _is_shouting(sentence):
             continue
+        if _NOTICE.search(sentence):
+            continue  # "This tool will be removed in a future release": the flag says it
         if found and (_MODAL.search(sentence) or _RETURNS.match(sentence)):
             continue  # a rule for the caller, or what comes back: not what the tool does
         if found and _SUITS.match(sentence):

@@ -235,7 +235,10 @@ def _sentence(
             or break_runs(first_clause(text), grams, MAX_SHARED_RUN)
             or ""
         )
-    return text or guarded(grams, lambda: _template(r, product), lambda: _template(r, product, 0))
+    if text:
+        return text
+    made = guarded(grams, lambda: _template(r, product), lambda: _template(r, product, 0))
+    return made.rstrip(".") + " (deprecated)." if made and purpose.deprecated else made
 
 
 def _with_verb(text: str, r: _Read) -> str:

@@ -72,7 +72,7 @@ def folded_model(
         if _intact(folder):
             os.utime(folder / "manifest.json")  # opened now: the last to be pruned
             return folder / MODEL
-        _build(ort, source, folder, rewritten)
+        _build(ort, source, folder, rewritten)  # checked as it was saved (or the winner's copy)
         prune(root)
     except OSError as exc:
         logger.info("%s: not caching its folded copy (%s)", source, exc)
@@ -80,7 +80,7 @@ def folded_model(
     except Exception as exc:  # onnxruntime raises its own untyped errors
         logger.warning("%s: cannot save its folded copy, opening it as it is: %s", source, exc)
         return None
-    return folder / MODEL if _intact(folder) else None
+    return folder / MODEL
 
 
 def _intact(folder: Path) -> bool:
@@ -92,16 +92,9 @@ def _intact(folder: Path) -> bool:
         return False
     except (OSError, ValueError) as exc:
         return _discard(folder, f"unreadable manifest.json ({exc})")
-    files = manifest.get("files") if isinstance(manifest, dict) else None
-    if (
-        manifest.get("format") != FORMAT
-        or not isinstance(files, dict)
-        or set(files)
-        != {
-            MODEL,
-            DATA,
-        }
-    ):
+    ours = isinstance(manifest, dict) and manifest.get("format") == FORMAT
+    files = manifest.get("files") if ours else None
+    if not isinstance(files, dict) or set(files) != {MODEL, DATA}:
         return _discard(folder, "manifest.json is not this version's")
     for name, want in files.items():
         try:

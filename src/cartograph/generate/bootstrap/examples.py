@@ -94,10 +94,11 @@ def _said_again(said: str) -> str:
     if not words or words[0].lower() in _NOT_AN_OBJECT or "|" in said:
         return ""
     own = verb.lower()
-    for other in verb_synonyms(base_verb(own) or own):
+    base = base_verb(own)
+    for other in verb_synonyms(base or own):
         if other.endswith(" all") and words[0].lower() in _DETERMINERS:
             other = other.removesuffix(" all")  # "Show all the databases", not "all all"
-        if other not in (own, base_verb(own)):
+        if other not in (own, base):
             return f"{other.capitalize()} {rest}"
     return ""
 

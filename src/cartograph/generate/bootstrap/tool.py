@@ -45,8 +45,9 @@ from cartograph.generate.text import (
 )
 
 MAX_SHARED_RUN = 8
-MAX_EXAMPLE_TASKS = 2
 """No field may hold this many consecutive words of the publisher's texts (so at most 7)."""
+MAX_EXAMPLE_TASKS = 2
+"""Example tasks a card keeps: the first of :func:`tasks`' candidates that pass the run guard."""
 
 _MAX_KEYWORDS = 80
 _NAME_NOISE = frozenset({"mcp", "tool", "tools", "api", "server"})
@@ -227,7 +228,7 @@ def _sentence(
     if text and purpose.verb is None:
         text = _as_order(text) or _with_verb(text, r)
     if text and purpose.deprecated:
-        text = text.rstrip(".") + " (deprecated)."
+        text = _marked_deprecated(text)
     if text:
         text = tidy_end(
             break_runs(text, grams, MAX_SHARED_RUN)
@@ -238,7 +239,11 @@ def _sentence(
     if text:
         return text
     made = guarded(grams, lambda: _template(r, product), lambda: _template(r, product, 0))
-    return made.rstrip(".") + " (deprecated)." if made and purpose.deprecated else made
+    return _marked_deprecated(made) if made and purpose.deprecated else made
+
+
+def _marked_deprecated(sentence: str) -> str:
+    return sentence.rstrip(".") + " (deprecated)."
 
 
 def _with_verb(text: str, r: _Read) -> str:

@@ -72,7 +72,7 @@ sess.run(None, {"input_ids": ids, "attention_mask": np.ones_like(ids),
 """
 )
 FLOOR["cartograph's OnnxMiniLM + one query"] = (
-    "from cartograph.index.minilm import OnnxMiniLM\nembedder = OnnxMiniLM()\n"
+    "from cartograph.index.onnx_minilm import OnnxMiniLM\nembedder = OnnxMiniLM()\n"
     "embedder.embed(['one sixteen token query about reading a file from the disk'])\n"
 )
 FLOOR["  + import mcp (serve's floor)"] = (

@@ -116,7 +116,7 @@ class DenseCache:
         )
         if todo:
             if self._model is None:
-                from cartograph.index.minilm import OnnxMiniLM
+                from cartograph.index.onnx_minilm import OnnxMiniLM
 
                 self._model = OnnxMiniLM()
             vecs = self._model.embed([t for _, t in todo])

@@ -12,7 +12,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from cartograph.index.minilm import MAX_TOKENS, NumpyMiniLM, OnnxMiniLM, load_tokenizer
+from cartograph.index.minilm import MAX_TOKENS, NumpyMiniLM, load_tokenizer
+from cartograph.index.onnx_minilm import OnnxMiniLM
 
 FIXTURES = Path(__file__).parent / "fixtures"
 EXACT_TOL = 1e-5  # max abs difference per component, exact float32 NumPy path
@@ -80,7 +81,7 @@ def test_late_chunked_steps_come_from_one_pass_and_match_their_own_text(int8):
     vecs = int8.embed_spans(task, spans)
     assert vecs.shape == (3, 384)
     assert np.allclose(np.linalg.norm(vecs, axis=1), 1.0, atol=1e-5)
-    alone = int8.embed([task, *steps])
+    alone = int8.embed_query([task, *steps])  # spans pool from the query session's pass
     assert float(vecs[0] @ alone[0]) > 0.9999  # the whole task: the same vector
     own = vecs[1:] @ alone[1:].T  # each pooled step is nearest its own text
     assert own[0, 0] > own[0, 1] and own[1, 1] > own[1, 0]

@@ -14,14 +14,16 @@ import onnxruntime as ort
 import pytest
 
 from cartograph.index import onnx_cache
-from cartograph.index.minilm import OnnxMiniLM, onnx_model_path
 from cartograph.index.onnx_cache import CACHE_ENV, DATA, MODEL, cache_key, cache_root, prune
+from cartograph.index.onnx_minilm import OnnxMiniLM, onnx_model_path
 
 TEXTS = ["show the last commits of the git repository", "remember that Alice works at Acme"]
 
 
 def embed() -> np.ndarray:
-    return OnnxMiniLM(threads=1).embed(TEXTS)
+    """Documents and queries on one session here (one folded copy); the two sessions of the
+    default are tested in tests/index/test_onnx_minilm.py."""
+    return OnnxMiniLM(threads=1, int8_queries=False).embed(TEXTS)
 
 
 @pytest.fixture
@@ -79,7 +81,7 @@ def test_off_saves_nothing(tmp_path, monkeypatch):
     assert cache_root() is None
     monkeypatch.setenv("HOME", str(tmp_path))
     monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
-    OnnxMiniLM(threads=1)
+    OnnxMiniLM(threads=1).embed(TEXTS)  # both sessions
     assert not (tmp_path / ".cache").exists()
 
 

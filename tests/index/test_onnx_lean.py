@@ -7,12 +7,7 @@ import numpy as np
 import onnxruntime as ort
 import pytest
 
-from cartograph.index.minilm import (
-    OnnxMiniLM,
-    load_tokenizer,
-    mean_pool_normalise,
-    onnx_model_path,
-)
+from cartograph.index.minilm import load_tokenizer, mean_pool_normalise
 from cartograph.index.onnx_lean import (
     MICROSOFT,
     gather_before_dequantise,
@@ -20,6 +15,7 @@ from cartograph.index.onnx_lean import (
     parse,
     serialise,
 )
+from cartograph.index.onnx_minilm import OnnxMiniLM, onnx_model_path
 from cartograph.index.packaged import models_dir
 from cartograph.index.rerank import RERANKER
 

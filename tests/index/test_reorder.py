@@ -290,6 +290,7 @@ def test_the_proxy_waits_for_a_few_vectors_and_embeds_many_in_the_background(
     assert worker is not None and "in the background" in caplog.text
     worker.join(timeout=120)
     assert isinstance(fresh.reorderer, Reorderer) and fresh.reorderer.embedded == len(texts)
+    assert not fresh.reorderer.embedder.document_session_open  # type: ignore[attr-defined]
     assert missing(tmp_path / FOLDER, reorder_embedder(), texts) == 0
     again = replace(index, reorderer=None)
     assert attach_reorderer(tmp_path, again, None) is None  # all stored: opened at once

@@ -154,8 +154,8 @@ def read_adapted(folder: Path) -> AdaptedModel | None:
 
 
 def load_adapted(model: AdaptedModel):
-    """An :class:`~cartograph.index.minilm.OnnxMiniLM` over the adapted weights."""
-    from cartograph.index.minilm import OnnxMiniLM
+    """An :class:`~cartograph.index.onnx_minilm.OnnxMiniLM` over the adapted weights."""
+    from cartograph.index.onnx_minilm import OnnxMiniLM
 
     embedder = OnnxMiniLM(
         model_path=model.folder / "model.onnx", tokenizer=model.folder / "tokenizer.json"

@@ -107,7 +107,7 @@ def load_embedder(spec: str | None = None) -> Embedder:
 
         embedder = NumpyMiniLM()
     elif spec == "minilm-int8":
-        from cartograph.index.minilm import OnnxMiniLM
+        from cartograph.index.onnx_minilm import OnnxMiniLM
 
         embedder = OnnxMiniLM()
     elif spec == "minilm-tools":

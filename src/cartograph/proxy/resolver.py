@@ -76,7 +76,20 @@ def default_opener(
         logger.info("retrieval index rebuilt: %s", status.reason)
     index.reranker = proxy_reranker(ws)
     attach_proxy_reorderer(ws, index, stop)
+    release_document_sessions(index)
     return index
+
+
+def release_document_sessions(index: Any) -> None:
+    """Close the document sessions of ``index``'s models once it is open (the proxy embeds
+    queries until its cards change; a rebuild opens them again): about 30 MB a model. A reorder
+    stage still embedding in the background closes its own when it is attached."""
+    from cartograph.index.onnx_minilm import release_documents
+
+    release_documents(index.embedder)
+    reorderer = getattr(index, "reorderer", None)
+    if reorderer is not None:
+        release_documents(reorderer.embedder)
 
 
 def attach_proxy_reorderer(ws: Workspace, index: Any, stop: threading.Event | None = None) -> None:

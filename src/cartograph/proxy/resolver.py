@@ -70,26 +70,21 @@ def default_opener(
     """The store's index over ``cards`` (rebuilt by the index package when they changed);
     ``stop``: the proxy is closing (the reorder stage's background embedding ends)."""
     from cartograph.index import open_index_with_status  # heavy import: only when first needed
+    from cartograph.index.onnx_minilm import release_documents
 
+    # Each model's document session (float products, about 58 MB) is closed once its vectors
+    # are checked: the proxy embeds queries only (28 MB a model) until the cards change, and a
+    # rebuild opens it again. The index's closes before the stage opens its own, so that no
+    # two are open at once; a stage embedding in the background closes its own when attached.
     index, status = open_index_with_status(ws, store, cards=cards)
+    release_documents(index.embedder)
     if status.action == "rebuilt":
         logger.info("retrieval index rebuilt: %s", status.reason)
     index.reranker = proxy_reranker(ws)
     attach_proxy_reorderer(ws, index, stop)
-    release_document_sessions(index)
+    if index.reorderer is not None:
+        release_documents(index.reorderer.embedder)
     return index
-
-
-def release_document_sessions(index: Any) -> None:
-    """Close the document sessions of ``index``'s models once it is open (the proxy embeds
-    queries until its cards change; a rebuild opens them again): about 30 MB a model. A reorder
-    stage still embedding in the background closes its own when it is attached."""
-    from cartograph.index.onnx_minilm import release_documents
-
-    release_documents(index.embedder)
-    reorderer = getattr(index, "reorderer", None)
-    if reorderer is not None:
-        release_documents(reorderer.embedder)
 
 
 def attach_proxy_reorderer(ws: Workspace, index: Any, stop: threading.Event | None = None) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from cartograph.errors import EmbedderError
 from cartograph.index.embedders import embed_queries
 from cartograph.index.onnx_minilm import INT8_QUERIES_ENV, OnnxMiniLM, release_documents
 
@@ -68,3 +69,13 @@ def test_int8_products_everywhere_is_one_session_that_stays_open():
 
 def test_release_ignores_embedders_without_a_document_session():
     release_documents(object())  # a remote or exact backend has nothing to close
+
+
+def test_a_model_onnxruntime_cannot_load_names_its_file_at_the_first_query(tmp_path):
+    broken = tmp_path / "model.onnx"
+    broken.write_bytes(b"not an onnx model")
+    model = OnnxMiniLM(threads=1, model_path=broken)  # its query session opens in the background
+    with pytest.raises(EmbedderError, match=r"model\.onnx: onnxruntime cannot load it"):
+        model.embed_query(TASKS[:1])
+    with pytest.raises(EmbedderError, match=r"model\.onnx"):
+        model.embed(TASKS[:1])

@@ -115,7 +115,9 @@ def discover(
         return
     ranked = ranked_label(index, method)
     title = f"{task!r} ({ranked}, {len(index)} tools)"
-    print_answer(title, answer, {(h.server, h.tool): h.score for h in hits}, terms)
+    reordered = index.reorderer is not None and index.reranker is None and method == "hybrid"
+    scores = {(h.server, h.tool): h.score for h in hits}
+    print_answer(title, answer, scores, terms, "stage-1 score" if reordered else "score")
     if answer.note:
         stderr.print(answer.note, highlight=False)
 
@@ -138,13 +140,15 @@ def print_answer(
     answer: DiscoverAnswer,
     scores: dict[tuple[str, str], float],
     terms: dict[tuple[str, str], dict[str, float]],
+    score_label: str = "score",
 ) -> None:
     """The answer as a table: tool, score (and each channel's term when ``terms`` has them),
-    summary, arguments with the card's first example."""
+    summary, arguments with the card's first example. ``score_label`` heads the score column
+    ("stage-1 score" where the reorder put the top rows in another order than these scores)."""
     table = new_table(title=title, show_lines=True)
     table.add_column("#", justify="right")
     table.add_column("tool (server)", overflow="fold", min_width=14, ratio=2)
-    table.add_column("score", justify="right")
+    table.add_column(score_label, justify="right")
     table.add_column("summary", overflow="fold", ratio=3)
     table.add_column("arguments (* required)", overflow="fold", ratio=2)
     for i, t in enumerate(answer.tools, 1):

@@ -185,21 +185,20 @@ def prepare(dataset: str, texts: str, embedder: Embedder, cache: Path | None):
     return index, dataset_queries(dataset, queries_path)
 
 
-def reorder_int8(choice: str) -> bool:
-    """Whether ``--reorder CHOICE`` runs the trained model's weight products on int8."""
-    from cartograph.index.reorder import REORDER_INT8_MATMUL
+def reorder_int8(choice: str) -> bool | None:
+    """Whether ``--reorder CHOICE`` runs the trained model's weight products on int8 (None: as
+    shipped, which ``$CARTOGRAPH_INT8_PRODUCTS`` may turn off)."""
+    return None if choice == "shipped" else choice == "int8"
 
-    return REORDER_INT8_MATMUL if choice == "shipped" else choice == "int8"
 
-
-def attach_reorder(index: ToolIndex, cache: Path | None, int8_matmul: bool) -> float:
+def attach_reorder(index: ToolIndex, cache: Path | None, int8_products: bool | None) -> float:
     """Attach discover's reorder stage to ``index`` (its vectors through ``cache`` when given);
     the seconds its vectors took (embedding them, or reading them from the cache)."""
     import tempfile
 
     from cartograph.index.reorder import open_reorderer, reorder_embedder
 
-    trained = reorder_embedder(int8_matmul)
+    trained = reorder_embedder(int8_products)
     builder: Embedder = CachedEmbedder(trained, cache) if cache else trained
     started = time.perf_counter()
     with tempfile.TemporaryDirectory() as home:
@@ -324,7 +323,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         default=None,
         help="attach discover's reorder stage (the trained encoder orders hybrid's top 5) to "
         "every index, as discover and the proxy do by default; 'int8' / 'exact': its weight "
-        "products on int8 or exact (default: as shipped)",
+        "products on int8 (each text alone) or float (default: as shipped, int8)",
     )
     ap.add_argument("-k", type=int, default=5)
     ap.add_argument("--json", type=Path, default=None, help="also write results here")

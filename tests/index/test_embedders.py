@@ -21,7 +21,7 @@ from cartograph.index.remote import OpenAIEmbedder
 def test_default_spec_loads_the_stock_minilm():
     emb = load_embedder()
     assert isinstance(emb, Embedder)
-    assert emb.model == "sentence-transformers/all-MiniLM-L6-v2" and emb.dim == 384
+    assert emb.model == "sentence-transformers/all-MiniLM-L6-v2+int8" and emb.dim == 384
     assert load_embedder("minilm") is emb
     assert load_embedder("minilm-tools").model.startswith("cartograph/minilm-tools@")
 

@@ -21,9 +21,7 @@ TEXTS = ["show the last commits of the git repository", "remember that Alice wor
 
 
 def embed() -> np.ndarray:
-    """Documents and queries on one session here (one folded copy); the two sessions of the
-    default are tested in tests/index/test_onnx_minilm.py."""
-    return OnnxMiniLM(threads=1, int8_queries=False).embed(TEXTS)
+    return OnnxMiniLM(threads=1).embed(TEXTS)
 
 
 @pytest.fixture

@@ -1,5 +1,6 @@
-"""The int8 MiniLM's two sessions: documents on float weight products (the stored vectors),
-queries on int8 ones, one query a run; the document session closes and opens again on demand."""
+"""The int8 MiniLM on int8 weight products, each text alone: a vector never depends on the
+texts embedded beside it, stays near the float products' vector, and its model id says which
+products made it; ``$CARTOGRAPH_INT8_PRODUCTS=0`` gives the float products in batches."""
 
 from __future__ import annotations
 
@@ -8,74 +9,56 @@ import pytest
 
 from cartograph.errors import EmbedderError
 from cartograph.index.embedders import embed_queries
-from cartograph.index.onnx_minilm import INT8_QUERIES_ENV, OnnxMiniLM, release_documents
+from cartograph.index.minilm import MODEL_NAME
+from cartograph.index.names import INT8_MARK, calibration_id
+from cartograph.index.onnx_minilm import INT8_ENV, OnnxMiniLM
 
-TASKS = [
+TEXTS = [
     "show the last commits of the git repository",
     "remember that Alice works at Acme as an engineer",
-    "what time is it in Tokyo right now",
+    "git_log: Show the commit logs. It needs repo_path (string). It only reads data. [git]",
+    "get_current_time: Get the current time in a specific timezone. [time]",
 ]
 
 
 @pytest.fixture(scope="module")
-def model() -> OnnxMiniLM:
+def int8() -> OnnxMiniLM:
     return OnnxMiniLM(threads=1)
 
 
-def test_a_query_vector_does_not_depend_on_the_queries_beside_it(model):
-    together = model.embed_query(TASKS)
-    for i, task in enumerate(TASKS):
-        assert np.array_equal(model.embed_query([task])[0], together[i])
+@pytest.fixture(scope="module")
+def floats() -> OnnxMiniLM:
+    return OnnxMiniLM(threads=1, int8_products=False)
+
+
+def test_a_vector_does_not_depend_on_the_texts_beside_it(int8):
+    together = int8.embed(TEXTS)
+    for i, text in enumerate(TEXTS):
+        assert np.array_equal(int8.embed([text])[0], together[i])
+        assert np.array_equal(embed_queries(int8, [text])[0], together[i])
     assert np.allclose(np.linalg.norm(together, axis=1), 1.0, atol=1e-5)
 
 
-def test_queries_run_on_int8_products_close_to_the_float_vectors(model):
-    queries, documents = model.embed_query(TASKS), model.embed(TASKS)
-    cosines = (queries * documents).sum(axis=1)
-    assert cosines.min() > 0.98  # measured 0.989-0.999 on LiveMCPBench's tasks
-    assert np.abs(queries - documents).max() > 1e-3  # not the float products
+def test_int8_products_are_near_the_float_ones_and_not_the_same(int8, floats):
+    cosines = (int8.embed(TEXTS) * floats.embed(TEXTS)).sum(axis=1)
+    assert cosines.min() > 0.98  # measured 0.988-0.999 on fleet documents and tasks
+    assert cosines.max() < 1.0 - 1e-5
 
 
-def test_without_int8_queries_a_query_is_embedded_as_a_document(monkeypatch):
-    monkeypatch.setenv(INT8_QUERIES_ENV, "0")
+def test_the_model_id_says_which_products_made_the_vectors(int8, floats):
+    assert int8.model == MODEL_NAME + INT8_MARK and floats.model == MODEL_NAME
+    assert calibration_id(int8.model) == calibration_id(floats.model) == MODEL_NAME
+
+
+def test_the_environment_turns_int8_products_off(monkeypatch, floats):
+    monkeypatch.setenv(INT8_ENV, "0")
     plain = OnnxMiniLM(threads=1)
-    assert np.allclose(plain.embed_query(TASKS), plain.embed(TASKS), atol=1e-6)
-    assert plain.document_session_open  # one session serves both
+    assert not plain.int8_products and plain.model == MODEL_NAME
+    assert np.array_equal(plain.embed(TEXTS), floats.embed(TEXTS))
 
 
-def test_queries_alone_never_open_the_document_session():
-    fresh = OnnxMiniLM(threads=1)
-    embed_queries(fresh, TASKS)
-    fresh.embed_spans(TASKS[0], [(0, 4)])
-    assert not fresh.document_session_open
-
-
-def test_the_document_session_closes_and_opens_again_with_the_same_vectors():
-    fresh = OnnxMiniLM(threads=1)
-    before = fresh.embed(TASKS)
-    assert fresh.document_session_open
-    release_documents(fresh)
-    assert not fresh.document_session_open
-    assert np.array_equal(fresh.embed(TASKS), before)
-    assert fresh.document_session_open
-
-
-def test_int8_products_everywhere_is_one_session_that_stays_open():
-    int8 = OnnxMiniLM(threads=1, int8_matmul=True)
-    release_documents(int8)
-    assert int8.document_session_open
-    assert np.allclose(int8.embed_query(TASKS[:1]), int8.embed(TASKS[:1]), atol=1e-6)
-
-
-def test_release_ignores_embedders_without_a_document_session():
-    release_documents(object())  # a remote or exact backend has nothing to close
-
-
-def test_a_model_onnxruntime_cannot_load_names_its_file_at_the_first_query(tmp_path):
+def test_a_model_onnxruntime_cannot_load_names_its_file(tmp_path):
     broken = tmp_path / "model.onnx"
     broken.write_bytes(b"not an onnx model")
-    model = OnnxMiniLM(threads=1, model_path=broken)  # its query session opens in the background
     with pytest.raises(EmbedderError, match=r"model\.onnx: onnxruntime cannot load it"):
-        model.embed_query(TASKS[:1])
-    with pytest.raises(EmbedderError, match=r"model\.onnx"):
-        model.embed(TASKS[:1])
+        OnnxMiniLM(threads=1, model_path=broken)

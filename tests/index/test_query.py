@@ -45,8 +45,8 @@ def test_embedding_text_reads_file_paths_as_words():
 def test_queries_are_embedded_through_embedding_text():
     model = OnnxMiniLM()
     got = embed_queries(model, ["copy /tmp/a/b.csv"])
-    assert np.allclose(got, model.embed_query(["copy file b.csv"]), atol=1e-6)
-    assert not np.allclose(got, model.embed_query(["copy /tmp/a/b.csv"]), atol=1e-3)
+    assert np.allclose(got, model.embed(["copy file b.csv"]), atol=1e-6)
+    assert not np.allclose(got, model.embed(["copy /tmp/a/b.csv"]), atol=1e-3)
 
 
 def test_step_spans_locate_each_step_in_the_task():

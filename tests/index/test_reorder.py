@@ -19,6 +19,7 @@ from cartograph.errors import EmbedderError
 from cartograph.index import Embedder, ToolIndex, load_embedder, reorder, reorder_vectors
 from cartograph.index.documents import card_documents, server_document
 from cartograph.index.methods import hybrid_scores
+from cartograph.index.names import INT8_MARK
 from cartograph.index.reorder import (
     FOLDER,
     REORDER_DEPTH,
@@ -96,13 +97,13 @@ def test_fewer_than_five_asked_are_the_head_of_the_reordered_five(reordered):
     assert two == five[:2]
 
 
-def test_the_int8_product_variant_has_its_own_model_id(trained):
-    exact = load_embedder(REORDER_MODEL)
-    assert trained.model == exact.model  # the shipped stage runs the exact products
-    int8 = reorder_embedder(int8_matmul=True)
-    assert int8.name == REORDER_MODEL and int8.model == exact.model + "+int8-matmul"
+def test_the_float_product_variant_has_its_own_model_id(trained):
+    shipped = load_embedder(REORDER_MODEL)
+    assert trained.model == shipped.model and shipped.model.endswith(INT8_MARK)  # int8 products
+    floats = reorder_embedder(int8_products=False)
+    assert floats.name == REORDER_MODEL and floats.model + INT8_MARK == shipped.model
     texts = ["list the open pull requests", "send an email to the finance team"]
-    cos = np.sum(int8.embed(texts) * exact.embed(texts), axis=1)
+    cos = np.sum(floats.embed(texts) * shipped.embed(texts), axis=1)
     assert cos.min() > 0.95 and cos.max() < 1.0 - 1e-6  # near, not the same numbers
 
 
@@ -290,7 +291,6 @@ def test_the_proxy_waits_for_a_few_vectors_and_embeds_many_in_the_background(
     assert worker is not None and "in the background" in caplog.text
     worker.join(timeout=120)
     assert isinstance(fresh.reorderer, Reorderer) and fresh.reorderer.embedded == len(texts)
-    assert not fresh.reorderer.embedder.document_session_open  # type: ignore[attr-defined]
     assert missing(tmp_path / FOLDER, reorder_embedder(), texts) == 0
     again = replace(index, reorderer=None)
     assert attach_reorderer(tmp_path, again, None) is None  # all stored: opened at once

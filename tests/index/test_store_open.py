@@ -13,7 +13,6 @@ from cartograph.cards.seal import sign_card
 from cartograph.errors import IndexError_
 from cartograph.index import open_index_with_status
 from cartograph.index.manifest import sha256_file as _sha256_file
-from cartograph.index.onnx_minilm import release_documents
 from cartograph.storage import open_index, open_store
 from cartograph.trust.keys import OperatorKey
 from cartograph.workspace import Workspace
@@ -103,11 +102,3 @@ def test_tampering_that_also_rewrites_the_hashes_is_caught(ws, embedder):
 def test_no_verified_cards_is_an_index_error(tmp_path, embedder):
     with pytest.raises(IndexError_, match="no card verifies"):
         open_index(Workspace(tmp_path / "empty"), embedder)
-
-
-def test_opening_a_built_index_checks_its_vectors_without_the_document_session(ws, embedder):
-    open_index(ws, embedder)
-    release_documents(embedder)
-    index, status = open_index_with_status(ws, open_store(ws), embedder)
-    assert status.action == "loaded" and len(index) > 0
-    assert not embedder.document_session_open  # the spot check ran on the query session

@@ -100,17 +100,3 @@ async def test_closing_the_proxy_stops_the_background_embedding(
     assert len(workers) == 1 and not workers[0].daemon
     workers[0].join(timeout=60)
     assert not workers[0].is_alive()
-
-
-async def test_an_open_proxy_keeps_only_the_query_sessions_of_its_models(
-    env: Env, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.delenv(REORDER_ENV, raising=False)
-    proxy = env.proxy()
-    async with connected(proxy) as client:
-        found = data(await client.call_tool("discover", {"task": "echo some text back", "k": 3}))
-        index = proxy.resolver.searcher()
-    assert len(found["tools"]) == 3
-    assert index is not None and index.reorderer is not None  # type: ignore[attr-defined]
-    for model in (index.embedder, index.reorderer.embedder):  # type: ignore[attr-defined]
-        assert not model.document_session_open, model.name

@@ -158,9 +158,10 @@ def load_adapted(model: AdaptedModel):
     from cartograph.index.onnx_minilm import OnnxMiniLM
 
     embedder = OnnxMiniLM(
-        model_path=model.folder / "model.onnx", tokenizer=model.folder / "tokenizer.json"
+        model_path=model.folder / "model.onnx",
+        tokenizer=model.folder / "tokenizer.json",
+        model_id=model.model_id,
     )
     embedder.name = ADAPTED
-    embedder.model = model.model_id
     embedder.spec = f"{ADAPTED}:{model.folder}"  # type: ignore[attr-defined]
     return embedder

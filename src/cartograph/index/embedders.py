@@ -30,7 +30,7 @@ import logging
 import os
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Protocol, cast, runtime_checkable
+from typing import Protocol, runtime_checkable
 
 import numpy as np
 
@@ -71,23 +71,6 @@ def embed_queries(embedder: Embedder, texts: Sequence[str]) -> np.ndarray:
     fn = getattr(embedder, "embed_query", None)
     vecs = fn(texts) if callable(fn) else embedder.embed(texts)
     return np.asarray(vecs, dtype=np.float32)
-
-
-SPOT_MIN_COSINE = 0.999
-"""The lowest cosine between a stored document vector and the same text embedded again the
-same way (a spot check: lower means the stored vector is not that text's)."""
-
-
-def recheck(embedder: Embedder, texts: Sequence[str]) -> tuple[np.ndarray, float]:
-    """``texts`` embedded again to spot-check their stored vectors, and the lowest cosine a
-    genuine stored vector has to its row. A backend with ``recheck`` chooses how (the int8
-    MiniLM re-embeds through its query session, so a check opens no document session; a floor
-    of None is this one); others embed as documents, against :data:`SPOT_MIN_COSINE`."""
-    fn = getattr(embedder, "recheck", None)
-    if callable(fn):
-        vectors, floor = cast(tuple[np.ndarray, "float | None"], fn(texts))
-        return np.asarray(vectors, dtype=np.float32), SPOT_MIN_COSINE if floor is None else floor
-    return np.asarray(embedder.embed(texts), dtype=np.float32), SPOT_MIN_COSINE
 
 
 def query_and_step_vectors(embedder: Embedder, query: str, steps: list[str]) -> np.ndarray:

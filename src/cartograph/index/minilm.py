@@ -118,10 +118,6 @@ class MiniLMBase:
     def _forward(self, ids: np.ndarray, mask: np.ndarray) -> np.ndarray:  # pragma: no cover
         raise NotImplementedError
 
-    def _forward_query(self, ids: np.ndarray, mask: np.ndarray) -> np.ndarray:
-        """The forward pass of a query (a backend may run queries apart from documents)."""
-        return self._forward(ids, mask)
-
     def embed_spans(self, text: str, spans: Sequence[tuple[int, int]]) -> np.ndarray:
         """``text``'s vector, then one vector per character span of it, from ONE forward pass.
 
@@ -132,7 +128,7 @@ class MiniLMBase:
         enc = self._tok.encode(text)
         ids = np.asarray([enc.ids], dtype=np.int64)
         mask = np.asarray([enc.attention_mask], dtype=np.int64)
-        hidden = self._forward_query(ids, mask)
+        hidden = self._forward(ids, mask)
         rows = [mask[0].astype(bool)]
         starts = np.asarray([a for a, _ in enc.offsets])
         ends = np.asarray([b for _, b in enc.offsets])

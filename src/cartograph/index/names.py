@@ -15,6 +15,12 @@ new tuning is a new id (and a rebuilt index); fusion weights and the abstain thr
 up under the base's id."""
 
 
+INT8_MARK = "+int8"
+"""The int8 MiniLM's id ends in this when its weight products run on int8, each text alone
+(:mod:`cartograph.index.onnx_minilm`): its vectors are not the float products' vectors."""
+
+
 def calibration_id(model: str | None) -> str:
-    """The model id whose fusion weights and abstain threshold apply: an adapted model's base."""
-    return (model or "").split(TUNED_MARK, 1)[0]
+    """The model id whose fusion weights and abstain threshold apply: an adapted model's base,
+    and the same weights whether the products run on int8 or float."""
+    return (model or "").split(TUNED_MARK, 1)[0].removesuffix(INT8_MARK)

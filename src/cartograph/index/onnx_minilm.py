@@ -6,20 +6,16 @@ that shrinks after each run. Given another ONNX file and tokenizer
 (:mod:`cartograph.index.packaged`, :mod:`cartograph.index.adapt`) it runs a fine-tuned copy of
 the same architecture.
 
-It holds two sessions of one file:
-
-* **documents** run on float weight products, the vectors an index stores. This session
-  opens when a document is first embedded (a build) and :meth:`OnnxMiniLM.release_documents`
-  closes it: a proxy whose index is built embeds no document until its cards change, and
-  keeps the query session alone (28 MB instead of 58). A spot check of stored vectors
-  (:meth:`OnnxMiniLM.recheck`) re-embeds through the query session, at a floor of cosine
-  0.97 instead of 0.999, so that opening a built index never opens the document session.
-* **queries** run on int8 weight products (activations quantised per run), one query a run so
-  that a query's vector never depends on the others of a batch. A query embeds about twice as
-  fast (LiveMCPBench's tasks, one thread: p50 4.7 ms against 10.8 ms) and lands within cosine
-  0.99 of its float vector; ranking on the tune parts did not move beyond a task or two either
-  way (docs/benchmarks.md, "Int8 query products"). ``$CARTOGRAPH_INT8_QUERIES=0`` runs queries
-  on float products too.
+**Int8 weight products, each text alone** (the default since 2026-12-07). The weight products
+run on int8 (:func:`~cartograph.index.onnx_lean.multiply_int8_weights`), with activations
+quantised per run, and every text, document or query, is embedded in a run of its own: a
+quantised run's scale comes from the whole input, so a text embedded in a batch would depend on
+its batch mates, and alone it never does (an index's spot check embeds a stored document again
+and finds the same vector). Against float products batched by length: 2.3x less CPU a
+document, about twice as fast a query, one session of 28 MB instead of 58, and ranking on the
+tune parts as good (docs/benchmarks.md, "Int8 products"). The model id carries
+:data:`~cartograph.index.names.INT8_MARK`, so vectors of the two kinds are never mixed.
+``$CARTOGRAPH_INT8_PRODUCTS=0`` runs float products in batches, as before.
 """
 
 from __future__ import annotations
@@ -28,32 +24,33 @@ import logging
 import os
 import tempfile
 from collections.abc import Sequence
-from concurrent.futures import Future
 from importlib import resources
 from pathlib import Path
-from threading import Lock, Thread
 from typing import Any
 
 import numpy as np
 
 from cartograph import heap
 from cartograph.errors import EmbedderError
-from cartograph.index.minilm import MiniLMBase, embed_threads, encode_batch, mean_pool_normalise
+from cartograph.index.minilm import (
+    MODEL_NAME,
+    MiniLMBase,
+    embed_threads,
+    encode_batch,
+    mean_pool_normalise,
+)
+from cartograph.index.names import INT8_MARK
 
 logger = logging.getLogger(__name__)
 
-INT8_QUERIES_ENV = "CARTOGRAPH_INT8_QUERIES"
-INT8_RECHECK_MIN_COSINE = 0.97
-"""A text's int8-product vector against its stored float one: lowest cosine 0.9876, 1st
-percentile 0.9906 over 600 fleet card documents (the nearest other document's vector is above
-0.95 for 0.7 % of them: near-duplicate cards)."""
+INT8_ENV = "CARTOGRAPH_INT8_PRODUCTS"
 _OFF = {"0", "off", "no", "false"}
 
 
-def int8_queries_wanted() -> bool:
-    """Whether queries run on int8 weight products: yes unless ``$CARTOGRAPH_INT8_QUERIES`` is
-    0 / off / no / false."""
-    return os.environ.get(INT8_QUERIES_ENV, "1").strip().lower() not in _OFF
+def int8_products_wanted() -> bool:
+    """Whether the int8 MiniLM runs int8 weight products: yes unless ``$CARTOGRAPH_INT8_PRODUCTS``
+    is 0 / off / no / false."""
+    return os.environ.get(INT8_ENV, "1").strip().lower() not in _OFF
 
 
 def onnx_model_path() -> Path:
@@ -70,10 +67,10 @@ def onnx_model_path() -> Path:
 
 
 class OnnxMiniLM(MiniLMBase):
-    """The int8-quantised model on onnxruntime (CPU): documents on float weight products,
-    queries on int8 ones (module docstring). ``int8_matmul`` runs documents on int8 products
-    too (one session for both); ``int8_queries`` False runs queries on float products (default:
-    :func:`int8_queries_wanted`)."""
+    """The int8-quantised model on onnxruntime (CPU). ``int8_products`` (default:
+    :func:`int8_products_wanted`) runs its weight products on int8, each text alone (module
+    docstring); else on float, in batches sorted by length. ``model_id``: the id of the weights
+    (the stock model's by default); :attr:`model` adds :data:`INT8_MARK` for int8 products."""
 
     name = "minilm-int8"
 
@@ -83,84 +80,31 @@ class OnnxMiniLM(MiniLMBase):
         *,
         model_path: Path | None = None,
         tokenizer: Path | None = None,
-        int8_matmul: bool = False,
-        int8_queries: bool | None = None,
+        model_id: str = MODEL_NAME,
+        int8_products: bool | None = None,
     ) -> None:
         super().__init__(tokenizer)
-        self._path = model_path or onnx_model_path()
-        self._threads = threads
-        self._lock = Lock()
-        queries_int8 = int8_queries_wanted() if int8_queries is None else int8_queries
-        self._shared = int8_matmul or not queries_int8  # one session serves both
-        self._query: Future[tuple[Any, Any]] = Future()
-        self._doc: tuple[Any, Any] | None = None  # the document session and its run options
-        if self._shared:
-            self._query.set_result(cpu_session(self._path, threads, int8_matmul))
-            self._doc = self._query.result()
-        else:  # opened beside whatever the caller does next (a spot check opens the other)
-            Thread(target=self._open_query, name="onnx-query-session").start()
-
-    def _open_query(self) -> None:
-        try:
-            self._query.set_result(cpu_session(self._path, self._threads, True))
-        except BaseException as exc:  # re-raised by the first query
-            self._query.set_exception(exc)
-
-    def _documents(self) -> tuple[Any, Any]:
-        with self._lock:
-            if self._doc is None:
-                self._doc = cpu_session(self._path, self._threads, False)
-            return self._doc
-
-    @property
-    def document_session_open(self) -> bool:
-        """Whether the document session is open now."""
-        return self._doc is not None
-
-    def release_documents(self) -> None:
-        """Close the document session (it opens again when a document is next embedded)."""
-        with self._lock:
-            if self._shared or self._doc is None:
-                return
-            self._doc = None
-        heap.release()
-
-    @staticmethod
-    def _run(session: tuple[Any, Any], ids: np.ndarray, mask: np.ndarray) -> np.ndarray:
-        feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
-        (hidden,) = session[0].run(["last_hidden_state"], feeds, session[1])
-        return np.asarray(hidden, dtype=np.float32)
+        self.int8_products = int8_products_wanted() if int8_products is None else int8_products
+        self.model = model_id + (INT8_MARK if self.int8_products else "")
+        self._sess, self._run_options = cpu_session(
+            model_path or onnx_model_path(), threads, self.int8_products
+        )
 
     def _forward(self, ids: np.ndarray, mask: np.ndarray) -> np.ndarray:
-        return self._run(self._documents(), ids, mask)
+        feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
+        (hidden,) = self._sess.run(["last_hidden_state"], feeds, self._run_options)
+        return np.asarray(hidden, dtype=np.float32)
 
-    def _forward_query(self, ids: np.ndarray, mask: np.ndarray) -> np.ndarray:
-        return self._run(self._query.result(), ids, mask)
-
-    def recheck(self, texts: Sequence[str]) -> tuple[np.ndarray, float | None]:
-        """``texts`` embedded again to spot-check stored document vectors with, and the lowest
-        cosine a genuine one has: through the query session on int8 products (so that a check
-        opens no document session), :data:`INT8_RECHECK_MIN_COSINE`; else as documents, None
-        (the exact floor of :func:`cartograph.index.embedders.recheck`)."""
-        if self._shared:
-            return self.embed(texts), None
-        return self.embed_query(texts), INT8_RECHECK_MIN_COSINE
-
-    def embed_query(self, texts: Sequence[str]) -> np.ndarray:
-        """Unit-length rows for queries, each embedded in a run of its own on the query
-        session (so a query's vector is the same whatever was asked beside it)."""
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """Unit-length float32 rows, one per text, in the order given: each text in a run of
+        its own on int8 products, else in batches."""
+        if not self.int8_products:
+            return super().embed(texts)
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         for i, text in enumerate(texts):
             ids, mask = encode_batch(self._tok, [text])
-            out[i] = mean_pool_normalise(self._forward_query(ids, mask), mask)[0]
+            out[i] = mean_pool_normalise(self._forward(ids, mask), mask)[0]
         return out
-
-
-def release_documents(embedder: object) -> None:
-    """Close ``embedder``'s document session where it has one apart (:class:`OnnxMiniLM`)."""
-    release = getattr(embedder, "release_documents", None)
-    if callable(release):
-        release()
 
 
 def cpu_session(

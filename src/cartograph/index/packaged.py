@@ -77,11 +77,10 @@ def load_packaged(
     threads: int | None = None,
     folder: Path | None = None,
     *,
-    int8_matmul: bool = False,
+    int8_products: bool | None = None,
 ):
-    """An :class:`~cartograph.index.onnx_minilm.OnnxMiniLM` over the checked packaged model; with
-    ``int8_matmul`` its weight products run on int8 (smaller and faster, not the same numbers:
-    the model id says so, so its vectors are never mixed with the exact products')."""
+    """An :class:`~cartograph.index.onnx_minilm.OnnxMiniLM` over the checked packaged model;
+    ``int8_products`` as that class takes it (default: int8 unless the environment says not)."""
     from cartograph.index.onnx_minilm import OnnxMiniLM
 
     model = checked_model(name, folder)
@@ -89,9 +88,9 @@ def load_packaged(
         threads,
         model_path=model.folder / "model.onnx",
         tokenizer=model.folder / "tokenizer.json",
-        int8_matmul=int8_matmul,
+        model_id=model.model_id,
+        int8_products=int8_products,
     )
     embedder.name = name
-    embedder.model = model.model_id + ("+int8-matmul" if int8_matmul else "")
     embedder.spec = name  # type: ignore[attr-defined]
     return embedder

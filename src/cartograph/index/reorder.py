@@ -40,7 +40,6 @@ from cartograph.errors import CartographError
 from cartograph.index.documents import card_documents, server_document
 from cartograph.index.embedders import SPEC_ENV, Embedder, embed_queries
 from cartograph.index.methods import Evidence, HybridParams, hybrid_params_for, hybrid_scores
-from cartograph.index.onnx_minilm import release_documents
 from cartograph.index.reorder_vectors import FOLDER, Stopped, missing, synced
 from cartograph.index.rerank import top_indexes
 from cartograph.index.vector_cache import QUERIES
@@ -66,11 +65,6 @@ WAIT_BELOW = 256
 """The proxy opens the stage before answering when at most this many documents lack a stored
 vector (a few seconds); with more, it embeds them in the background and attaches the stage when
 they are ready (discover ranks with stage one until then)."""
-REORDER_INT8_MATMUL = False
-"""Whether the trained model's weight products run on int8 (as the reranker's do). Measured and
-not chosen: 20 MB smaller and a few ms faster, but 0.008 lower mean R@1 on the tune parts, and
-its vectors depend on the batch they were embedded in (docs/benchmarks.md, "The reorder
-stage")."""
 
 
 @dataclass
@@ -180,13 +174,17 @@ def reorder_wanted(setting: bool | None, flag: bool | None = None) -> bool:
 _embedders: dict[bool, Embedder] = {}
 
 
-def reorder_embedder(int8_matmul: bool = REORDER_INT8_MATMUL) -> Embedder:
-    """The trained model as the reorder stage runs it (loaded once per process)."""
-    if int8_matmul not in _embedders:
+def reorder_embedder(int8_products: bool | None = None) -> Embedder:
+    """The trained model as the reorder stage runs it (loaded once per process);
+    ``int8_products`` as :class:`~cartograph.index.onnx_minilm.OnnxMiniLM` takes it."""
+    from cartograph.index.onnx_minilm import int8_products_wanted
+
+    int8 = int8_products_wanted() if int8_products is None else int8_products
+    if int8 not in _embedders:
         from cartograph.index.packaged import load_packaged
 
-        _embedders[int8_matmul] = load_packaged(REORDER_MODEL, int8_matmul=int8_matmul)
-    return _embedders[int8_matmul]
+        _embedders[int8] = load_packaged(REORDER_MODEL, int8_products=int8)
+    return _embedders[int8]
 
 
 def open_reorderer(
@@ -336,7 +334,6 @@ def attach_reorderer(
     def attach() -> None:
         index.reorderer = workspace_reorderer(home, index, setting, stop=stop)
         if index.reorderer is not None:
-            release_documents(index.reorderer.embedder)  # it embeds queries from now on
             logger.info("discover orders its top %d with the trained model now", REORDER_DEPTH)
 
     logger.warning(

@@ -25,7 +25,7 @@ from cartograph.cards.model import Card
 from cartograph.errors import IndexError_
 from cartograph.index.adapt import adapted_dir, documents_digest, load_adapted, read_adapted
 from cartograph.index.documents import card_documents
-from cartograph.index.embedders import DEFAULT_SPEC, SPEC_ENV, Embedder, load_embedder, recheck
+from cartograph.index.embedders import DEFAULT_SPEC, SPEC_ENV, Embedder, load_embedder
 from cartograph.index.manifest import MANIFEST, card_set_digest, read_manifest
 from cartograph.index.tool_index import ToolIndex
 from cartograph.index.vector_cache import known_vectors
@@ -41,6 +41,7 @@ IndexAction = Literal["loaded", "rebuilt", "updated"]
 """What opening the index did: loaded as stored, rebuilt whole, or (shared store) updated."""
 
 SPOT_CHECKS = 4
+SPOT_MIN_COSINE = 0.999
 
 
 class IndexStore(Protocol):
@@ -178,9 +179,9 @@ def spot_check(index: ToolIndex) -> str | None:
         return None
     picks = random.Random(index.card_set_digest).sample(range(n), min(SPOT_CHECKS, n))
     vectors = index.vectors.stored(picks)
-    fresh, floor = recheck(index.embedder, [index.documents[i].dense for i in picks])
+    fresh = index.embedder.embed([index.documents[i].dense for i in picks])
     cos = [float(fresh[j] @ vectors[i]) if i in vectors else -1.0 for j, i in enumerate(picks)]
-    if min(cos) < floor:
+    if min(cos) < SPOT_MIN_COSINE:
         return f"stored vectors do not match their documents (cosine {min(cos):.4f})"
     return None
 

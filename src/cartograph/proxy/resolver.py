@@ -70,20 +70,12 @@ def default_opener(
     """The store's index over ``cards`` (rebuilt by the index package when they changed);
     ``stop``: the proxy is closing (the reorder stage's background embedding ends)."""
     from cartograph.index import open_index_with_status  # heavy import: only when first needed
-    from cartograph.index.onnx_minilm import release_documents
 
-    # Each model's document session (float products, about 58 MB) is closed once its vectors
-    # are checked: the proxy embeds queries only (28 MB a model) until the cards change, and a
-    # rebuild opens it again. The index's closes before the stage opens its own, so that no
-    # two are open at once; a stage embedding in the background closes its own when attached.
     index, status = open_index_with_status(ws, store, cards=cards)
-    release_documents(index.embedder)
     if status.action == "rebuilt":
         logger.info("retrieval index rebuilt: %s", status.reason)
     index.reranker = proxy_reranker(ws)
     attach_proxy_reorderer(ws, index, stop)
-    if index.reorderer is not None:
-        release_documents(index.reorderer.embedder)
     return index
 
 

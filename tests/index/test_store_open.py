@@ -13,6 +13,7 @@ from cartograph.cards.seal import sign_card
 from cartograph.errors import IndexError_
 from cartograph.index import open_index_with_status
 from cartograph.index.manifest import sha256_file as _sha256_file
+from cartograph.index.onnx_minilm import OnnxMiniLM
 from cartograph.storage import open_index, open_store
 from cartograph.trust.keys import OperatorKey
 from cartograph.workspace import Workspace
@@ -102,3 +103,12 @@ def test_tampering_that_also_rewrites_the_hashes_is_caught(ws, embedder):
 def test_no_verified_cards_is_an_index_error(tmp_path, embedder):
     with pytest.raises(IndexError_, match="no card verifies"):
         open_index(Workspace(tmp_path / "empty"), embedder)
+
+
+def test_an_index_of_the_float_products_is_rebuilt_naming_both_model_ids(ws, embedder):
+    floats = OnnxMiniLM(int8_products=False)
+    open_index(ws, floats)
+    index, status = open_index_with_status(ws, open_store(ws), embedder)
+    assert status.action == "rebuilt"
+    assert f"({floats.model}), now minilm-int8 ({embedder.model})" in (status.reason or "")
+    assert index.embedder.model == embedder.model != floats.model

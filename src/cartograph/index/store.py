@@ -164,7 +164,10 @@ def _why_stale(root: Path, embedder: Embedder, digest: str) -> str | None:
         return "the verified cards changed since the index was built"
     rec = manifest["embedder"]
     if (rec.get("name"), rec.get("model")) != (embedder.name, embedder.model):
-        return f"built with embedder {rec.get('name')} ({rec.get('model')}), now {embedder.name}"
+        return (
+            f"built with embedder {rec.get('name')} ({rec.get('model')}), now {embedder.name} "
+            f"({embedder.model})"
+        )
     return None
 
 

@@ -88,7 +88,10 @@ def sync_index(
             if row is None:
                 reason = "no index in the store yet"
             elif (row[0].get("name"), row[0].get("model")) != (wanted["name"], wanted["model"]):
-                reason = reason or f"built with embedder {row[0].get('name')}, now {embedder.name}"
+                reason = reason or (
+                    f"built with embedder {row[0].get('name')} ({row[0].get('model')}), now "
+                    f"{embedder.name} ({embedder.model})"
+                )
             if reason is not None:
                 conn.execute("DELETE FROM cartograph_index_servers")
                 conn.execute(

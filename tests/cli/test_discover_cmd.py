@@ -158,3 +158,17 @@ def test_reorder_is_on_by_default_and_orders_the_top_five_by_the_trained_score(h
         assert bad.exit_code != 0 and "reorder" in bad.stderr
     finally:
         config.unlink() if saved is None else config.write_text(saved)
+
+
+def test_an_index_of_the_float_products_is_rebuilt_and_said_once(tmp_path):
+    from cartograph.index.onnx_minilm import OnnxMiniLM
+
+    ws = Workspace(tmp_path / "home")
+    write_workspace_cards(ws, INDEX_KEY)
+    open_index(ws, OnnxMiniLM(int8_products=False))  # as a home built before int8 products
+    result = run(ws.root, "discover", "read a file", "-k", "2")
+    assert result.exit_code == 0, result.output
+    assert result.stderr.count("now minilm-int8 (sentence-transformers/all-MiniLM-L6-v2+int8)") == 1
+    assert "rebuilding the index" in result.stderr and "index rebuilt" not in result.stderr
+    again = run(ws.root, "discover", "read a file", "-k", "2")
+    assert "rebuild" not in again.stderr  # rebuilt once

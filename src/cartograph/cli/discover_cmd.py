@@ -96,9 +96,7 @@ def discover(
             f"no workspace at {ws.root}: pass --home DIR (or set $CARTOGRAPH_HOME), or create "
             "one with `cartograph bootstrap --config mcp.json`"
         )
-    index, status = open_index_with_status(ws, open_store(ws))
-    if status.action == "rebuilt":
-        stderr.print(f"[yellow]index rebuilt[/]: {status.reason}", highlight=False)
+    index, status = open_index_with_status(ws, open_store(ws))  # a stale index: logged there
     index.reranker = workspace_reranker(ws, rerank)
     index.reorderer = workspace_reorderer(ws.root, index, read_settings(ws).reorder, reorder)
     hits = index.search(task, k=k, method=method, keywords=keywords)

@@ -7,8 +7,9 @@ Specs understood by :func:`load_embedder`:
                            measured against the exact path on LiveMCPBench it ranks the same
                            (top-10 agreement 0.967, equal R@5), costs 13 ms CPU a query instead
                            of 23 ms and embeds 61 instead of 48 documents per CPU-second (as
-                           measured then; queries now run on int8 weight products, about twice
-                           as fast again: :mod:`cartograph.index.onnx_minilm`)
+                           measured then; since 2026-12-07 its weight products run on int8,
+                           each text alone, about twice as fast again:
+                           :mod:`cartograph.index.onnx_minilm`)
 ``minilm-tools``           all-MiniLM-L6-v2 fine-tuned here for tool retrieval, int8 ONNX shipped
                            as package data (``index/models/minilm-tools``, sha256-checked at
                            load; model card: docs/models.md); better on BFCL and MetaTool, worse

@@ -84,7 +84,7 @@ def load_tokenizer(max_tokens: int = MAX_TOKENS, path: Path | None = None) -> An
     return tok
 
 
-def encode_batch(tok: Any, texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+def _encode_batch(tok: Any, texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
     encs = tok.encode_batch(list(texts))
     ids = np.asarray([e.ids for e in encs], dtype=np.int64)
     mask = np.asarray([e.attention_mask for e in encs], dtype=np.int64)
@@ -111,6 +111,8 @@ class MiniLMBase:
     name = "minilm"
     model = MODEL_NAME
     dim = 384
+    batch = BATCH
+    """Texts a forward pass embeds at once (1: each text alone, as the int8 products need)."""
 
     def __init__(self, tokenizer: Path | None = None) -> None:
         self._tok = load_tokenizer(path=tokenizer)
@@ -144,8 +146,8 @@ class MiniLMBase:
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         if not texts:
             return out
-        for idx in _batched(texts, BATCH):
-            ids, mask = encode_batch(self._tok, [texts[i] for i in idx])
+        for idx in _batched(texts, self.batch):
+            ids, mask = _encode_batch(self._tok, [texts[i] for i in idx])
             out[idx] = mean_pool_normalise(self._forward(ids, mask), mask)
         return out
 

@@ -27,6 +27,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from cartograph.envflags import OFF
 from cartograph.files import atomic_write, file_sha256
 
 logger = logging.getLogger(__name__)
@@ -41,7 +42,7 @@ DATA = "model.onnx.data"
 def cache_root() -> Path | None:
     """Where folded models are kept; None when ``$CARTOGRAPH_MODEL_CACHE`` is ``off``."""
     chosen = os.environ.get(CACHE_ENV, "").strip()
-    if chosen.lower() in ("off", "0", "no", "false"):
+    if chosen.lower() in OFF:
         return None
     if chosen:
         return Path(chosen).expanduser()

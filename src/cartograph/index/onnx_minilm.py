@@ -21,9 +21,7 @@ tune parts as good (docs/benchmarks.md, "Int8 products"). The model id carries
 from __future__ import annotations
 
 import logging
-import os
 import tempfile
-from collections.abc import Sequence
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -31,26 +29,20 @@ from typing import Any
 import numpy as np
 
 from cartograph import heap
+from cartograph.envflags import env_flag
 from cartograph.errors import EmbedderError
-from cartograph.index.minilm import (
-    MODEL_NAME,
-    MiniLMBase,
-    embed_threads,
-    encode_batch,
-    mean_pool_normalise,
-)
+from cartograph.index.minilm import MODEL_NAME, MiniLMBase, embed_threads
 from cartograph.index.names import INT8_MARK
 
 logger = logging.getLogger(__name__)
 
 INT8_ENV = "CARTOGRAPH_INT8_PRODUCTS"
-_OFF = {"0", "off", "no", "false"}
 
 
 def int8_products_wanted() -> bool:
     """Whether the int8 MiniLM runs int8 weight products: yes unless ``$CARTOGRAPH_INT8_PRODUCTS``
-    is 0 / off / no / false."""
-    return os.environ.get(INT8_ENV, "1").strip().lower() not in _OFF
+    turns it off (:func:`~cartograph.envflags.env_flag`)."""
+    return env_flag(INT8_ENV, logger) is not False
 
 
 def onnx_model_path() -> Path:
@@ -86,6 +78,8 @@ class OnnxMiniLM(MiniLMBase):
         super().__init__(tokenizer)
         self.int8_products = int8_products_wanted() if int8_products is None else int8_products
         self.model = model_id + (INT8_MARK if self.int8_products else "")
+        if self.int8_products:
+            self.batch = 1  # a quantised run's scale comes from its whole input
         self._sess, self._run_options = cpu_session(
             model_path or onnx_model_path(), threads, self.int8_products
         )
@@ -94,17 +88,6 @@ class OnnxMiniLM(MiniLMBase):
         feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
         (hidden,) = self._sess.run(["last_hidden_state"], feeds, self._run_options)
         return np.asarray(hidden, dtype=np.float32)
-
-    def embed(self, texts: Sequence[str]) -> np.ndarray:
-        """Unit-length float32 rows, one per text, in the order given: each text in a run of
-        its own on int8 products, else in batches."""
-        if not self.int8_products:
-            return super().embed(texts)
-        out = np.zeros((len(texts), self.dim), dtype=np.float32)
-        for i, text in enumerate(texts):
-            ids, mask = encode_batch(self._tok, [text])
-            out[i] = mean_pool_normalise(self._forward(ids, mask), mask)[0]
-        return out
 
 
 def cpu_session(

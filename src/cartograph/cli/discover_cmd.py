@@ -113,9 +113,9 @@ def discover(
         return
     ranked = ranked_label(index, method)
     title = f"{task!r} ({ranked}, {len(index)} tools)"
-    reordered = index.reorderer is not None and index.reranker is None and method == "hybrid"
     scores = {(h.server, h.tool): h.score for h in hits}
-    print_answer(title, answer, scores, terms, "stage-1 score" if reordered else "score")
+    label = "stage-1 score" if reordered(index, method) else "score"
+    print_answer(title, answer, scores, terms, label)
     if answer.note:
         stderr.print(answer.note, highlight=False)
 
@@ -124,11 +124,16 @@ TRAINED = "trained"
 """The key of the trained model's score in --explain (the reorder's; not a term of the score)."""
 
 
+def reordered(index: ToolIndex, method: Method) -> bool:
+    """Whether the reorder stage put ``method``'s top 5 in the trained model's order."""
+    return index.reranker is None and index.reorderer is not None and method == "hybrid"
+
+
 def ranked_label(index: ToolIndex, method: Method) -> str:
     """How the answer was ranked, for the table's title."""
     if index.reranker is not None:
         return f"{method} + rerank"
-    if index.reorderer is not None and method == "hybrid":
+    if reordered(index, method) and index.reorderer is not None:
         return f"{method}, top 5 ordered by {index.reorderer.embedder.name}"
     return method
 

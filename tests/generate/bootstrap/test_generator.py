@@ -609,18 +609,64 @@ def test_the_second_task_asks_the_summarys_request_with_another_verb() -> None:
     from cartograph.generate.bootstrap.identity import Product
 
     shortcut = Product(display="Shortcut", words=("shortcut",))
-    story = tasks("create", ["stories"], shortcut, [], {}, "stories-create", "Create a new story.")
+    new = "Create a new story."
+    story = tasks("create", ["stories"], shortcut, [], {}, "stories-create", new, "create")
     assert story[:2] == ["Create a new story in Shortcut", "Add a new story in Shortcut"]
     assert story[2:] == ["Add the stories in Shortcut"]  # where the second repeats the publisher
+    unnamed = tasks("create", ["stories"], shortcut, [], {}, "stories-create", new)
+    assert unnamed[2:] == []  # no verb to reword: nothing from the name
     listed = tasks("list", ["list"], shortcut, [], {}, "monitor_list", "List all the monitors.")
     assert listed[1] == "Show all the monitors in Shortcut"  # not "Show all all the"
     events = tasks("list", ["events"], shortcut, [], {}, "list_events", "List events for a user.")
     assert events[1] == "Show all events for a user in Shortcut"
     # two verbs, a particle, or a request that is not prose: the name's action and object
-    dynos = tasks("list", ["ps"], shortcut, [], {}, "ps_list", "List and monitor app dynos.")
+    two = "List and monitor app dynos."
+    dynos = tasks("list", ["ps"], shortcut, [], {}, "ps_list", two, "list")
     assert dynos[1] == "Show all the ps in Shortcut"
     form = tasks("fill", ["form"], shortcut, [], {}, "fill_form", "Fill out several fields.")
     assert not any(t.startswith("Enter out") for t in form)
+
+
+def test_another_verb_keeps_what_follows_the_summarys_own() -> None:
+    from cartograph.generate.bootstrap.examples import tasks
+    from cartograph.generate.bootstrap.identity import Product
+
+    jira = Product(display="Jira", words=("jira",))
+    comment = tasks("add", ["comment"], jira, [], {}, "add_comment", "Add a comment to an issue.")
+    assert comment[1] == "Append a comment to an issue in Jira"  # not "Create a comment to"
+    found = tasks("search", ["issues"], jira, [], {}, "search_issues", "Search for open issues.")
+    assert found[1] == "Find open issues in Jira"  # not "Find for open issues"
+
+
+def test_no_task_is_made_of_name_words_that_are_not_an_object() -> None:
+    from cartograph.generate.bootstrap.examples import plain_object, reword_verb, tasks
+    from cartograph.generate.bootstrap.identity import Product
+
+    k8s = Product(display="Kubernetes", words=("kubernetes",))
+    long = "Execute a command within a Kubernetes pod or container and return its output."
+    pod = tasks("execute", ["in", "pod"], k8s, [], {}, "exec_in_pod", long, "execute")
+    assert pod == [
+        "Execute a command within a Kubernetes pod or container",
+        "Run a command within a Kubernetes pod or container",
+    ]  # the summary's first clause, not "Execute the in pod"
+    assert not plain_object(["map"], {"map"})  # firecrawl_map: "Map the map"
+    assert not plain_object(["content", "single"], {"extract"})
+    assert plain_object(["calendar", "event"], {"delete", "remove"})
+    # another word is said only for the tool's own verb, or one the lexicon files beside it
+    assert reword_verb("retrieve", "get") == "get"
+    assert reword_verb("push", "upload") is None  # "Attach the files" is not a push
+    assert reword_verb("delete", "delete") == "delete"
+
+
+def test_a_cron_parameter_gets_a_schedule() -> None:
+    from cartograph.generate.bootstrap.schema import example_arguments
+
+    schema = {
+        "type": "object",
+        "properties": {"cronExpression": {"type": "string", "description": "CRON expression"}},
+        "required": ["cronExpression"],
+    }
+    assert example_arguments(schema) == {"cronExpression": "0 9 * * 1"}
 
 
 def test_a_second_task_that_repeats_the_publisher_gives_way_to_the_names() -> None:

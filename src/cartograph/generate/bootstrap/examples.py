@@ -9,6 +9,14 @@ request with its verb changed where the first task is that request and its verb 
 object. Values come from
 :func:`cartograph.generate.bootstrap.schema.example_arguments`.
 
+A task is only written from words that read as an object: the name's words after its verb are
+not one when they open with a preposition or particle ("exec_in_pod"), end in a qualifier
+("content single") or repeat the verb ("firecrawl_map"); the first task then asks the summary's
+first clause, and no second task is made from the name. Another verb is only said for the
+tool's own verb (the summary's, else the name's), never for the action it was filed under
+("push" is an upload, but "Attach a remote repository" is not a push), and only where it takes
+the same words after it ("Add X to Y" is not "Create X to Y"; "Search for X" is "Find X").
+
 Pure functions.
 """
 
@@ -32,13 +40,14 @@ _NO_ARTICLE = wordset("a an the all any my some this these those each every")
 
 
 def object_phrase(verb: str | None, objects: Sequence[str]) -> str:
-    """``the current time``, ``a record``, ``all projects``: the object with an article."""
+    """``the current time``, ``a record``, ``all projects``: the object with an article (none
+    before a preposition: ``from favorites``)."""
     what = " ".join(objects) if objects else ""
     if not what:
         return ""
     first = what.split()[0]
-    if first in _NO_ARTICLE:
-        return what
+    if first in _NO_ARTICLE or first in _FUNCTION_WORDS:
+        return what  # "all projects"; "from favorites" (``removeFromFavorites``)
     if verb in _INDEFINITE and not what.endswith("s"):
         return ("an " if first[0] in "aeiou" else "a ") + what
     return "the " + what
@@ -52,13 +61,16 @@ def tasks(
     arguments: dict[str, Any],
     name: str,
     summary: str = "",
+    reword: str | None = None,
 ) -> list[str]:
     """The example tasks in order of preference (see the module doc): the first, then up to two
     ways to ask it again; a card keeps the first two that share no run with the publisher's
-    text."""
+    text. ``verb`` is the action the tool is filed under; ``reword`` the verb whose other
+    words may ask for it again with ``objects`` (:func:`reword_verb`), None for none."""
     action = verb or "use"
+    plain = plain_object(objects, {action, reword or action})
     what = object_phrase(verb, objects) or (identifier_phrase(name) or name)
-    said = _request(summary)
+    said = _request(summary) or ("" if plain else _request(first_clause_of(summary)))
     where = ""
     if not product.generic and product.display.lower() not in (said or what).lower():
         where = f" in {product.display}"
@@ -74,10 +86,56 @@ def tasks(
     again = _said_again(said) if said else ""
     if again:
         out.append(f"{again}{where}")
-    synonyms = [s for s in verb_synonyms(verb) if s != action] if verb else []
+    synonyms = [s for s in verb_synonyms(reword) if s != action] if reword and plain else []
     if synonyms:
         out.append(f"{synonyms[0].capitalize()} {what}{where}")
     return out
+
+
+_FUNCTION_WORDS = wordset(
+    "in on to for of by with from at as into onto near back out up off down over and or via "
+    "within without about"
+)
+_QUALIFIERS = wordset("single multiple specific given all new existing one many other")
+
+
+def plain_object(objects: Sequence[str], verbs: set[str]) -> bool:
+    """Whether the name's words after its verb read as an object ("calendar event"): not empty,
+    not opening with a preposition or particle ("in pod") nor ending in one or in a qualifier
+    ("content single"), and not repeating the verb ("map" for ``firecrawl_map``)."""
+    words = [w.lower() for w in objects]
+    if not words or words[0] in _FUNCTION_WORDS or words[-1] in _FUNCTION_WORDS | _QUALIFIERS:
+        return False
+    said = {v for v in verbs if v} | {base_verb(v) or v for v in verbs if v}
+    return not any((base_verb(w) or w) in said for w in words)
+
+
+_CLAUSE_END = re.compile(
+    r",\s|;\s|:\s|\s[—–-]\s|\s\((?=\w)|\s(?:and|to|which|that)\s(?=[a-z]+s?\b)"
+)
+"""Where a first clause ends: a comma, a colon, a dash, a bracket, or a joint word before the
+next verb or clause ("Execute a command within a pod or container | and return output")."""
+
+
+def first_clause_of(summary: str) -> str:
+    """The summary's first clause when it holds at least three words, else ``""``."""
+    first = summary.split(". ")[0].strip().rstrip(".")
+    cut = _CLAUSE_END.search(first)
+    clause = first[: cut.start()] if cut else ""
+    words = clause.split()
+    return clause if len(words) >= 3 and base_verb(words[0]) else ""
+
+
+def reword_verb(own: str | None, filed: str | None) -> str | None:
+    """The verb whose other words (:func:`verb_synonyms`) may ask for a tool whose own text says
+    ``own`` and that is filed under the action ``filed``: ``own`` where the lexicon lists its
+    other words, ``filed`` where ``own`` is one of those ("retrieve" is one of "get"'s), else
+    None ("push" is filed under "upload", but "attach" is not a push)."""
+    if own and verb_synonyms(own):
+        return own
+    if own and filed and (own == filed or own in verb_synonyms(filed)):
+        return filed
+    return None
 
 
 _DETERMINERS = wordset("all a an my your this these each every any some")
@@ -95,12 +153,27 @@ def _said_again(said: str) -> str:
         return ""
     own = verb.lower()
     base = base_verb(own)
+    leads_for = words[0].lower() == "for"  # "Search for records ..."
+    if leads_for and len(words) > 1:
+        rest = " ".join(words[1:])  # "Find records ...", not "Find for records ..."
+    destination = bool(_DESTINATION.search(rest))
     for other in verb_synonyms(base or own):
         if other.endswith(" all") and words[0].lower() in _DETERMINERS:
             other = other.removesuffix(" all")  # "Show all the databases", not "all all"
+        if destination and other in _NO_DESTINATION:
+            continue  # "Create password protection to a document" does not say it
+        if leads_for and other in _TAKES_FOR:
+            continue
         if other not in (own, base):
             return f"{other.capitalize()} {rest}"
     return ""
+
+
+_DESTINATION = re.compile(r"\b(?:to|onto)\b", re.IGNORECASE)
+_NO_DESTINATION = wordset("create make new generate produce draw insert")
+"""Verbs that make a thing rather than put it somewhere: no "to a document" after them."""
+_TAKES_FOR = wordset("query ask")
+"""Other verbs for "search" that would need its "for" back ("Query for ...") read worse."""
 
 
 _MAX_REQUEST_WORDS = 10

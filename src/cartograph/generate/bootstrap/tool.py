@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from cartograph.generate.bootstrap.examples import object_phrase, tasks
+from cartograph.generate.bootstrap.examples import object_phrase, reword_verb, tasks
 from cartograph.generate.bootstrap.identity import Product
 from cartograph.generate.bootstrap.lexicon import (
     canonical_verb,
@@ -96,6 +96,8 @@ class _Read:
     hints: list[str]
     param_hints: list[str]
     gloss: list[str]
+    named_objects: bool = True
+    """Whether ``objects`` are the name's words (else the description's, for a bare name)."""
 
 
 def compose_tool(
@@ -115,7 +117,14 @@ def compose_tool(
     )
     arguments = example_arguments(tool.get("inputSchema"), r.name_words)
     candidates = tasks(
-        _task_verb(r, purpose), r.objects, product, r.params, arguments, r.name, sentence
+        _task_verb(r, purpose),
+        r.objects,
+        product,
+        r.params,
+        arguments,
+        r.name,
+        sentence,
+        _reword(r, purpose),
     )
     kept = [t for t in (guarded(grams, lambda t=t: t, lambda: "") for t in candidates) if t]
     examples = tuple((task, arguments) for task in kept[:MAX_EXAMPLE_TASKS]) or (
@@ -182,6 +191,7 @@ def _read(tool: dict[str, Any], product: Product) -> _Read:
         gloss = cjk_gloss(f"{name} {filtered.kept} {' '.join(param_text)}")
     if verb is None:
         verb = next((v for v in map(verb_of, [*gloss[:2], *hints[:3]]) if v), None)
+    named_objects = bool(objects)
     if not objects:
         objects = [w for w in [*gloss, *hints] if not verb_of(w) and w not in product.words][:2]
     param_hints = content_words(" ".join(param_text), exclude=(*name_words, *hints))
@@ -198,6 +208,7 @@ def _read(tool: dict[str, Any], product: Product) -> _Read:
         hints,
         param_hints,
         gloss,
+        named_objects,
     )
 
 
@@ -207,6 +218,16 @@ def _task_verb(r: _Read, purpose: Purpose) -> str | None:
     if purpose.verb in KNOWN_VERBS:
         return canonical_verb(purpose.verb) or purpose.verb
     return r.verb
+
+
+def _reword(r: _Read, purpose: Purpose) -> str | None:
+    """The verb whose other words may ask for the tool again with the name's objects
+    (:func:`~cartograph.generate.bootstrap.examples.reword_verb`), None when its objects came
+    from the description rather than the name ("Fetch the commit" is not ``git_log``)."""
+    if not r.named_objects:
+        return None
+    own = purpose.verb if purpose.verb in KNOWN_VERBS else base_verb(r.name_verb or "")
+    return reword_verb(own or r.name_verb, _task_verb(r, purpose))
 
 
 def _verb_and_objects(core: list[str]) -> tuple[str | None, list[str]]:

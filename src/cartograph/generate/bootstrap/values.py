@@ -106,6 +106,8 @@ _VCS = re.compile(r"\b(?:commit|branch|revision|git)\b", re.IGNORECASE)
 def _by_role(words: list[str], description: str, context: frozenset[str]) -> str:
     """A value for what the parameter is (a path, SQL, a git revision), or ``""``."""
     named = set(words)
+    if named & {"cron", "crontab"}:
+        return "0 9 * * 1"  # a schedule, not the "1 + 1" of an expression
     vcs = _VCS.search(description) or context & {"git", "diff", "commit", "branch"}
     if named & _REVISION_WORDS or ("target" in named and vcs):
         return "HEAD"

@@ -746,3 +746,4 @@ def test_tidy_end_cuts_only_what_was_left_hanging() -> None:
     kept = "List all organizations which the user is a member of."
     assert tidy_end(kept) == kept  # a closing preposition is English
     assert tidy_end("Search, e.g.") == ""
+    assert tidy_end("Provide exactly one of.") == ""  # its list of choices was cut away

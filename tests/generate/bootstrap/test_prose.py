@@ -36,6 +36,12 @@ def test_a_description_becomes_an_imperative_sentence(description: str, sentence
     assert purpose_of(description, frozenset({"dbt", "run"})).sentence == sentence
 
 
+def test_a_name_that_is_the_whole_order_is_not_taken_for_its_subject() -> None:
+    names = frozenset({"linear", "subscribe", "to", "issue"})
+    # "updates" is the object here, not the verb of a subject "Subscribe to issue"
+    assert purpose_of("Subscribe to issue updates", names).sentence == "Subscribe to issue updates."
+
+
 def test_notes_returns_and_caller_rules_are_not_the_purpose() -> None:
     purpose = purpose_of(
         "Create relations between entities. Relations should be in active voice. "

@@ -216,7 +216,9 @@ def _named_subject(text: str, names: frozenset[str]) -> str:
     while n < min(3, len(words) - 1) and set(tokenise(words[n])) <= names and tokenise(words[n]):
         n += 1
     an_order = n == 1 and base_verb(core(words[0])) == core(words[0]).lower()  # "Push changes"
-    if n and not an_order and base_verb(core(words[n])) and core(words[n]).lower().endswith("s"):
+    alone = n == len(words) - 1  # "Subscribe to issue | updates": a noun, not its verb
+    verb = base_verb(core(words[n])) and core(words[n]).lower().endswith("s")
+    if n and verb and not an_order and not alone:
         return " ".join(words[n:])
     return text
 

@@ -51,11 +51,13 @@ def tidy_end(sentence: str) -> str:
     ("... a file or directory including.", "... queries (e.g.", "... replacement or."): the
     open aside and the word that introduced the list go, then trailing articles and
     conjunctions (a closing preposition stays: "which the user has access to"); ``""`` when
-    fewer than two words are left of a sentence that needed it. Other sentences are returned
-    as they are."""
+    fewer than two words are left of a sentence that needed it, or when it ends in a choice
+    whose list is gone ("Provide exactly one of."). Other sentences are returned as they are."""
     whole = sentence.strip().rstrip(".")
     body = _LIST_INTRO.sub("", _OPEN_ASIDE.sub("", whole))
     words = body.split()
+    if len(words) > 1 and core(words[-1]).lower() == "of" and words[-2].lower() in _CHOICE:
+        return ""  # "Provide exactly one of: <a list>"
     cut = body != whole
     while words and (
         core(words[-1]).lower() in _DANGLING or not words[-1].strip(",;:-–—") or not core(words[-1])
@@ -73,6 +75,8 @@ def tidy_end(sentence: str) -> str:
 
 
 _DANGLING = wordset("and or but nor the a an its their this these those with including such")
+_CHOICE = wordset("one any each either both none all some")
+"""Before a closing "of", a choice whose list was cut away: nothing of the sentence is kept."""
 
 
 def trim(words: list[str]) -> list[str]:

@@ -40,6 +40,8 @@ def test_a_name_that_is_the_whole_order_is_not_taken_for_its_subject() -> None:
     names = frozenset({"linear", "subscribe", "to", "issue"})
     # "updates" is the object here, not the verb of a subject "Subscribe to issue"
     assert purpose_of("Subscribe to issue updates", names).sentence == "Subscribe to issue updates."
+    for text in ("", "!", "Subscribe. ?"):  # a sentence of punctuation alone does not break it
+        assert purpose_of(text, names).verb in (None, "subscribe")
 
 
 def test_notes_returns_and_caller_rules_are_not_the_purpose() -> None:

@@ -217,10 +217,14 @@ def _named_subject(text: str, names: frozenset[str]) -> str:
         n += 1
     an_order = n == 1 and base_verb(core(words[0])) == core(words[0]).lower()  # "Push changes"
     alone = n == len(words) - 1  # "Subscribe to issue | updates": a noun, not its verb
-    verb = base_verb(core(words[n])) and core(words[n]).lower().endswith("s")
-    if n and verb and not an_order and not alone:
+    if n and not an_order and not alone and _third_person(words[n]):
         return " ".join(words[n:])
     return text
+
+
+def _third_person(word: str) -> bool:
+    """Whether ``word`` is a verb in the third person ("executes")."""
+    return bool(base_verb(core(word))) and core(word).lower().endswith("s")
 
 
 def _imperative(words: list[str], context: str) -> str | None:

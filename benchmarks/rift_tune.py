@@ -78,6 +78,8 @@ VARIANTS: dict[str, RiftConfig] = {
     "confusion-cap0.65": replace(DEFAULT, confusion_cap=0.65),
     "confusion-2styles": replace(DEFAULT, graph_styles=("task", "schema")),
     "confusion-m0.15": replace(DEFAULT, margin_thresholds=MarginThresholds(0.0, 0.15)),
+    # substitutes by the argument and cosine rule alone (the default until round 10)
+    "confusion-no-family": replace(DEFAULT, substitute_rule=SubstituteRule(same_name_family=False)),
     "confusion-h0.05": replace(DEFAULT, margin_thresholds=MarginThresholds(0.05, 0.20)),
     "confusion-h-0.03": replace(DEFAULT, margin_thresholds=MarginThresholds(-0.03, 0.20)),
     "confusion-h-0.05": replace(DEFAULT, margin_thresholds=MarginThresholds(-0.05, 0.20)),

@@ -35,6 +35,19 @@ def test_same_server_other_arguments_or_far_cards_are_not_substitutes() -> None:
     assert not is_substitute(a, ("excel-go", "excel_format_range", RANGE_GO), 0.5)  # far cards
 
 
+def test_one_tool_name_on_two_servers_of_one_family_is_a_substitute() -> None:
+    adds = {"type": "object", "properties": {"repo_path": {}, "files": {}}}
+    other = {"type": "object", "properties": {"path": {}, "paths": {}, "update": {}}}
+    a = ("git", "git_add", adds)
+    # other argument names and far cards: only the name and the servers' family tie them
+    assert is_substitute(a, ("git-cyanheads", "git_add", other), 0.3)
+    assert is_substitute(("gitlab", "push_files", None), ("gitlab-zereight", "push_files", {}), 0.5)
+    assert not is_substitute(a, ("github", "git_add", other), 0.3)  # no shared server word
+    assert not is_substitute(a, ("git-cyanheads", "git_commit", other), 0.3)  # another name
+    off = SubstituteRule(same_name_family=False)
+    assert not is_substitute(a, ("git-cyanheads", "git_add", other), 0.3, off)
+
+
 def test_overlap_treats_two_empty_schemas_as_agreeing() -> None:
     assert overlap(frozenset(), frozenset()) == 1.0
     assert overlap(frozenset({"a"}), frozenset()) == 0.0

@@ -108,10 +108,7 @@ def test_contrast_says_what_differs_from_the_closest_sibling() -> None:
     tree = profile("directory_tree", None, "Show a folder tree.", ["path"], [], "read")
     found = closest(sizes, [plain, sizes, tree])
     assert found is not None and found[0].name == "list_directory"
-    assert (
-        contrast(sizes, plain)
-        == "Unlike list_directory, it also covers sizes and also accepts sortBy."
-    )
+    assert contrast(sizes, plain) == "Unlike list_directory, it also covers sizes and takes sortBy."
     assert contrast(plain, sizes) == "Unlike list_directory_with_sizes, it leaves out sizes."
     one = profile("get_user", "get", "Get a user.", ["id"], [], "read")
     many = profile("get_users", "get", "Get users.", [], [], "read", ["ids"])

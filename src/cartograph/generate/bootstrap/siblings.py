@@ -188,7 +188,7 @@ def contrast(me: Profile, other: Profile) -> str:
         facets.append(f"needs {_join(own_required[:3])}")
     own_optional = [p for p in me.optional if p not in other.optional and p not in other.required]
     if own_optional and len(facets) < 2:
-        facets.append(f"also accepts {_join(own_optional[:3])}")
+        facets.append(f"takes {_join(own_optional[:3])}")  # usage says "It also accepts"
     if not facets:
         return ""
     return f"Unlike {other.name}, it {_join(facets[:2])}."

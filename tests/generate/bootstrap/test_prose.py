@@ -40,6 +40,10 @@ def test_a_name_that_is_the_whole_order_is_not_taken_for_its_subject() -> None:
     names = frozenset({"linear", "subscribe", "to", "issue"})
     # "updates" is the object here, not the verb of a subject "Subscribe to issue"
     assert purpose_of("Subscribe to issue updates", names).sentence == "Subscribe to issue updates."
+    # "stores" is the plural of a name word here, not a verb after the subject "List key-value"
+    apify = frozenset({"get", "key", "value", "store", "list"})
+    owned = purpose_of("List key-value stores owned by the authenticated user.", apify).sentence
+    assert owned.startswith("List key-value stores") or owned.startswith("Show key-value stores")
     for text in ("", "!", "Subscribe. ?"):  # a sentence of punctuation alone does not break it
         assert purpose_of(text, names).verb in (None, "subscribe")
 

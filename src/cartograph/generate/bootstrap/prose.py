@@ -217,14 +217,16 @@ def _named_subject(text: str, names: frozenset[str]) -> str:
         n += 1
     an_order = n == 1 and base_verb(core(words[0])) == core(words[0]).lower()  # "Push changes"
     alone = n == len(words) - 1  # "Subscribe to issue | updates": a noun, not its verb
-    if n and not an_order and not alone and _third_person(words[n]):
+    if n and not an_order and not alone and _verb_after_subject(words[n], names):
         return " ".join(words[n:])
     return text
 
 
-def _third_person(word: str) -> bool:
-    """Whether ``word`` is a verb in the third person ("executes")."""
-    return bool(base_verb(core(word))) and core(word).lower().endswith("s")
+def _verb_after_subject(word: str, names: frozenset[str]) -> bool:
+    """Whether ``word`` is a verb in the third person ("executes") and not the plural of a name
+    word ("List key-value | stores owned by ...", where "store" is a name word)."""
+    base = base_verb(core(word))
+    return bool(base) and core(word).lower().endswith("s") and base not in names
 
 
 def _imperative(words: list[str], context: str) -> str | None:

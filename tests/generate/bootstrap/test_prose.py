@@ -44,6 +44,14 @@ def test_a_name_that_is_the_whole_order_is_not_taken_for_its_subject() -> None:
     apify = frozenset({"get", "key", "value", "store", "list"})
     owned = purpose_of("List key-value stores owned by the authenticated user.", apify).sentence
     assert owned.startswith("List key-value stores") or owned.startswith("Show key-value stores")
+    groups = frozenset({"list", "contact", "groups", "google", "workspace"})
+    labels = "List contact groups (labels) for the user."
+    assert purpose_of(labels, groups).sentence == labels
+    views = frozenset({"linear", "get", "favorite", "views"})
+    assert purpose_of("Get favorite Linear views.", views).sentence == "Get favorite Linear views."
+    heading = "get_lineage_dev\n\nRetrieves the lineage of a dbt resource."
+    dbt = frozenset({"get", "lineage", "dev", "dbt"})
+    assert purpose_of(heading, dbt).sentence == "Retrieve the lineage of a dbt resource."
     for text in ("", "!", "Subscribe. ?"):  # a sentence of punctuation alone does not break it
         assert purpose_of(text, names).verb in (None, "subscribe")
 

@@ -115,6 +115,8 @@ def purpose_of(text: str, names: frozenset[str] = frozenset()) -> Purpose:
             continue
         if _NOTICE.search(sentence):
             continue  # "This tool will be removed in a future release": the flag says it
+        if _IDENT.match(sentence) and names and set(tokenise(sentence)) <= names:
+            continue  # the tool's own name as a heading ("get_lineage_dev" over its text)
         if found and (_MODAL.search(sentence) or _RETURNS.match(sentence)):
             continue  # a rule for the caller, or what comes back: not what the tool does
         if found and _SUITS.match(sentence):
@@ -223,10 +225,14 @@ def _named_subject(text: str, names: frozenset[str]) -> str:
 
 
 def _verb_after_subject(word: str, names: frozenset[str]) -> bool:
-    """Whether ``word`` is a verb in the third person ("executes") and not the plural of a name
-    word ("List key-value | stores owned by ...", where "store" is a name word)."""
-    base = base_verb(core(word))
-    return bool(base) and core(word).lower().endswith("s") and base not in names
+    """Whether ``word`` is a verb in the third person ("executes"), not a name word or its
+    plural ("List key-value | stores owned by ...", "Get favorite Linear | views"), a noun in
+    "ss" ("Provision AI model | access") or an aside ("List contact groups | (labels)")."""
+    low = core(word).lower()
+    base = base_verb(low)
+    if not base or word.startswith("(") or low.endswith("ss") or not low.endswith("s"):
+        return False
+    return base not in names and low not in names
 
 
 def _imperative(words: list[str], context: str) -> str | None:

@@ -658,6 +658,14 @@ def test_no_task_is_made_of_name_words_that_are_not_an_object() -> None:
     assert reword_verb("delete", "delete") == "delete"
 
 
+def test_an_identifier_of_fixed_length_gets_hex_digits() -> None:
+    from cartograph.generate.bootstrap.schema import example_arguments
+
+    note_id = {"type": "string", "minLength": 32, "maxLength": 32}
+    schema = {"type": "object", "properties": {"note_id": note_id}, "required": ["note_id"]}
+    assert example_arguments(schema) == {"note_id": "0123456789abcdef0123456789abcdef"}
+
+
 def test_a_cron_parameter_gets_a_schedule() -> None:
     from cartograph.generate.bootstrap.schema import example_arguments
 

@@ -76,10 +76,21 @@ def string_for(name: str, spec: dict[str, Any], context: frozenset[str] = frozen
             pass
     low, high = spec.get("minLength"), spec.get("maxLength")
     if isinstance(low, int) and len(value) < low:
-        value = value + "x" * (low - len(value))
+        value = _padded(value, low)
     if isinstance(high, int) and high >= 0 and len(value) > high:
         value = value[:high]
     return value
+
+
+_HEX = "0123456789abcdef" * 4
+
+
+def _padded(value: str, length: int) -> str:
+    """``value`` made ``length`` long: an identifier as that many hex digits (a 32-character
+    note id reads ``0123456789abcdef0123...``, not ``example-idxxxxxx...``), else padded."""
+    if value == "example-id" and length <= len(_HEX):
+        return _HEX[:length]
+    return value + "x" * (length - len(value))
 
 
 _BY_FORMAT = {

@@ -49,6 +49,9 @@ def test_a_name_that_is_the_whole_order_is_not_taken_for_its_subject() -> None:
     assert purpose_of(labels, groups).sentence == labels
     views = frozenset({"linear", "get", "favorite", "views"})
     assert purpose_of("Get favorite Linear views.", views).sentence == "Get favorite Linear views."
+    cron = frozenset({"cloudflare", "cron", "list"})
+    listed = "List CRON triggers for a Worker."
+    assert purpose_of(listed, cron).sentence == listed  # an order, not a subject "List CRON"
     heading = "get_lineage_dev\n\nRetrieves the lineage of a dbt resource."
     dbt = frozenset({"get", "lineage", "dev", "dbt"})
     assert purpose_of(heading, dbt).sentence == "Retrieve the lineage of a dbt resource."

@@ -217,7 +217,7 @@ def _named_subject(text: str, names: frozenset[str]) -> str:
     n = 0
     while n < min(3, len(words) - 1) and set(tokenise(words[n])) <= names and tokenise(words[n]):
         n += 1
-    an_order = n == 1 and base_verb(core(words[0])) == core(words[0]).lower()  # "Push changes"
+    an_order = base_verb(core(words[0])) == core(words[0]).lower() if n else False  # "List CRON"
     alone = n == len(words) - 1  # "Subscribe to issue | updates": a noun, not its verb
     if n and not an_order and not alone and _verb_after_subject(words[n], names):
         return " ".join(words[n:])

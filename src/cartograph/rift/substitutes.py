@@ -24,7 +24,9 @@ one recorded none (``same_name_family``).
 The constants come from a grid on the fleet dev set's cross-server ``acceptable`` labels (39
 pairs; ``benchmarks/rift_tune.py`` prints the check, docs/rift.md the grid). Precision first: a
 pair wrongly called substitutes hides a real confusion from the gate, a missed substitute only
-leaves a cluster graded as before. This rule: precision 0.75 (6 of 8 judged pairs), recall 0.15;
+leaves a cluster graded as before. The argument and cosine rule alone: precision 0.75 (6 of 8
+judged pairs), recall 0.15 (round 3); with the same-name clause, on round 10's cards: 1.0 (9 of
+9) and 0.23;
 without the name condition recall rises to 0.28 but precision falls to 0.44 (aws-pricing
 ``get_pricing`` ~ aws-billing ``list-pricing-rules``). Most labelled substitutes have card
 cosines below 0.6 (the same job described by different publishers): they share no cluster and

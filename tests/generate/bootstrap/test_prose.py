@@ -7,7 +7,7 @@ import pytest
 
 from cartograph.generate.bootstrap.prose import purpose_of
 from cartograph.generate.bootstrap.rewrite import break_runs, first_clause
-from cartograph.generate.bootstrap.tool import publisher_grams
+from cartograph.generate.bootstrap.runs import publisher_grams
 from cartograph.generate.text import longest_shared_run
 
 

@@ -18,7 +18,7 @@ from typing import Any
 from cartograph.cards.listing import description_hash, prompt_shape, resource_shape
 from cartograph.cards.model import PromptArgument, PromptEntry, ResourceEntry
 from cartograph.generate.bootstrap.identity import Product
-from cartograph.generate.bootstrap.tool import publisher_grams, shares_run
+from cartograph.generate.bootstrap.runs import publisher_grams, shares_run
 from cartograph.generate.text import (
     content_words,
     filter_directives,

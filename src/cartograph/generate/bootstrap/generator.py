@@ -37,6 +37,12 @@ from cartograph.generate.bootstrap.extras import listing_entries
 from cartograph.generate.bootstrap.identity import Product, product_of
 from cartograph.generate.bootstrap.prose import purpose_of
 from cartograph.generate.bootstrap.rewrite import break_runs
+from cartograph.generate.bootstrap.runs import (
+    MAX_SHARED_RUN,
+    guarded,
+    publisher_grams,
+    shares_run,
+)
 from cartograph.generate.bootstrap.server import capability_text
 from cartograph.generate.bootstrap.siblings import (
     CLOSE,
@@ -45,14 +51,7 @@ from cartograph.generate.bootstrap.siblings import (
     closest_all,
     contrast,
 )
-from cartograph.generate.bootstrap.tool import (
-    MAX_SHARED_RUN,
-    ToolDraft,
-    compose_tool,
-    guarded,
-    publisher_grams,
-    shares_run,
-)
+from cartograph.generate.bootstrap.tool import ToolDraft, compose_tool
 from cartograph.generate.quality import publisher_texts
 from cartograph.generate.text import Dropped, filter_directives
 from cartograph.upstream.snapshot import ServerSnapshot, Snapshot

@@ -11,7 +11,7 @@ rewrites the words that would complete one, else a plainer form of the field is 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -28,6 +28,7 @@ from cartograph.generate.bootstrap.lexicon import (
 from cartograph.generate.bootstrap.phrasing import KNOWN_VERBS, base_verb
 from cartograph.generate.bootstrap.prose import Purpose, purpose_of, shorten
 from cartograph.generate.bootstrap.rewrite import break_runs, first_clause, tidy_end
+from cartograph.generate.bootstrap.runs import MAX_SHARED_RUN, guarded
 from cartograph.generate.bootstrap.schema import Param, example_arguments, params_of
 from cartograph.generate.bootstrap.server import ToolFacts, tool_mode
 from cartograph.generate.bootstrap.siblings import Profile, profile
@@ -44,8 +45,6 @@ from cartograph.generate.text import (
     wordset,
 )
 
-MAX_SHARED_RUN = 8
-"""No field may hold this many consecutive words of the publisher's texts (so at most 7)."""
 MAX_EXAMPLE_TASKS = 2
 """Example tasks a card keeps: the first of :func:`tasks`' candidates that pass the run guard."""
 
@@ -115,21 +114,7 @@ def compose_tool(
         lambda: usage_text(tool, r.params, mode, deprecated=purpose.deprecated, shown=3),
         lambda: usage_text(tool, r.params, mode, deprecated=purpose.deprecated, shown=0),
     )
-    arguments = example_arguments(tool.get("inputSchema"), r.name_words)
-    candidates = tasks(
-        _task_verb(r, purpose),
-        r.objects,
-        product,
-        r.params,
-        arguments,
-        r.name,
-        sentence,
-        _reword(r, purpose),
-    )
-    kept = [t for t in (guarded(grams, lambda t=t: t, lambda: "") for t in candidates) if t]
-    examples = tuple((task, arguments) for task in kept[:MAX_EXAMPLE_TASKS]) or (
-        (f"Use {identifier_phrase(r.name) or r.name}", arguments),
-    )
+    examples = _examples(tool, r, purpose, product, sentence, grams)
     title, title_note = clean_title(tool)
     warnings = [title_note] if title_note else []
     if not r.description.strip():
@@ -163,6 +148,27 @@ def compose_tool(
         dropped=tuple(r.dropped),
         warnings=tuple(warnings),
         detail=identifier_phrase(r.name) or r.name,
+    )
+
+
+def _examples(
+    tool: dict[str, Any],
+    r: _Read,
+    purpose: Purpose,
+    product: Product,
+    sentence: str,
+    grams: frozenset[tuple[str, ...]],
+) -> tuple[tuple[str, dict[str, Any]], ...]:
+    """The first :data:`MAX_EXAMPLE_TASKS` example tasks that pass the run guard, each with the
+    arguments that would serve it (a bare "Use <name>" when none passes)."""
+    arguments = example_arguments(tool.get("inputSchema"), r.name_words)
+    verb = _task_verb(r, purpose)
+    found = tasks(
+        verb, r.objects, product, r.params, arguments, r.name, sentence, _reword(r, purpose)
+    )
+    kept = [t for t in (guarded(grams, lambda t=t: t, lambda: "") for t in found) if t]
+    return tuple((task, arguments) for task in kept[:MAX_EXAMPLE_TASKS]) or (
+        (f"Use {identifier_phrase(r.name) or r.name}", arguments),
     )
 
 
@@ -387,28 +393,3 @@ def _keywords(r: _Read, product: Product, title: str | None) -> tuple[str, ...]:
     rest = [w for w in dict.fromkeys(w.lower() for w in hints if w) if w not in head]
     # the description's words in sorted order: they rank, but never read as its sentences
     return tuple([*head, *sorted(rest[: max(0, _MAX_KEYWORDS - len(head))])])
-
-
-def guarded(grams: frozenset[tuple[str, ...]], *candidates: Callable[[], str]) -> str:
-    """The first non-empty candidate that shares no run with the publisher's texts, else the
-    last one's text with its runs broken (or ``""``)."""
-    text = ""
-    for build in candidates:
-        text = build()
-        if text and not shares_run(grams, text):
-            return text
-    return break_runs(text, grams, MAX_SHARED_RUN) or "" if text else ""
-
-
-def publisher_grams(texts: Sequence[str]) -> frozenset[tuple[str, ...]]:
-    """Every run of :data:`MAX_SHARED_RUN` words in the publisher's texts."""
-    n = MAX_SHARED_RUN
-    sources = [tokenise(t) for t in texts]
-    return frozenset(tuple(s[i : i + n]) for s in sources for i in range(len(s) - n + 1))
-
-
-def shares_run(grams: frozenset[tuple[str, ...]], text: str) -> bool:
-    """Whether ``text`` contains one of the publisher's word runs."""
-    n = MAX_SHARED_RUN
-    words = tokenise(text)
-    return any(tuple(words[i : i + n]) in grams for i in range(len(words) - n + 1))

@@ -42,6 +42,16 @@ def test_task_query_drops_placeholder_values_and_names_optional_arguments() -> N
     assert task_query("get_thing", schema) == "get thing for id"  # "example-id" says nothing
     optional = {"type": "object", "properties": {"namespace": {"type": "string"}}}
     assert task_query("pods_list", optional) == "pods list with namespace"
+    fixed = {"type": "string", "minLength": 32, "maxLength": 32}
+    note = {"type": "object", "properties": {"note_id": fixed}, "required": ["note_id"]}
+    assert task_query("get_note", note) == "get note for note id"  # the stock hex id says nothing
+
+
+def test_task_query_asks_with_the_value_the_tool_takes() -> None:
+    sql = {"type": "object", "properties": {"query": {"type": "string"}}, "required": ["query"]}
+    sql["properties"]["query"]["description"] = "SQL query to execute"
+    assert task_query("read_query", sql) == "read query for query SELECT 1"
+    assert "SELECT" not in task_query("write_query", sql)  # its card's example is an INSERT
 
 
 def test_queries_never_read_the_tool_description() -> None:

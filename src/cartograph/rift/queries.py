@@ -9,7 +9,9 @@ Two shapes (``QueryOptions.style``):
 
 - ``"task"`` (default): a request as a user would type it, with a plausible value for each
   required argument (built by :func:`cartograph.generate.bootstrap.schema.example_arguments`,
-  which reads only the schema: enum, default, examples, format, type and the argument's name),
+  which reads only the schema and the tool's name: enum, default, examples, format, type, the
+  argument's name, and the name's words, so ``write_query`` is asked with an INSERT as its card's
+  example is, not ``SELECT 1``),
   e.g. ``get issue comments for owner octocat, repo example-project and issue number 1``.
   Placeholder values that say nothing ("example", "example-id", "example query", "1 + 1") are
   left out, so the argument's words stand alone.
@@ -131,6 +133,10 @@ _PLACEHOLDERS = frozenset(
 )
 
 
+_HEX = "0123456789abcdef"
+"""The opening of the stock identifier of fixed length (``schema.example_arguments``)."""
+
+
 def _spoken(value: Any) -> str:
     """A value as it would appear in a typed request; "" when it says nothing."""
     if isinstance(value, bool) or value is None or isinstance(value, dict):
@@ -139,7 +145,7 @@ def _spoken(value: Any) -> str:
         items = [_spoken(v) for v in value[:2]]
         return " and ".join(i for i in items if i)
     text = str(value).strip()
-    if not text or text.lower() in _PLACEHOLDERS or len(text) > 40:
+    if not text or text.lower() in _PLACEHOLDERS or len(text) > 40 or text.startswith(_HEX):
         return ""
     return text
 
@@ -161,7 +167,7 @@ def task_query(
     if not required:
         optional = [" ".join(words(p)) for p in props][:2]
         return f"{head} with {' and '.join(optional)}" if optional else head
-    values = example_arguments(dict(schema or {}))
+    values = example_arguments(dict(schema or {}), words(name))  # a writer's SQL writes
     parts = []
     for arg in required[: opts.max_values]:
         spoken = _spoken(values.get(arg))

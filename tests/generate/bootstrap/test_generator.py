@@ -636,6 +636,14 @@ def test_another_verb_keeps_what_follows_the_summarys_own() -> None:
     assert comment[1] == "Append a comment to an issue in Jira"  # not "Create a comment to"
     found = tasks("search", ["issues"], jira, [], {}, "search_issues", "Search for open issues.")
     assert found[1] == "Find open issues in Jira"  # not "Find for open issues"
+    web = Product(display="Playwright", words=("playwright",))
+    go = tasks("navigate", ["url"], web, [], {}, "navigate", "Navigate to a URL.")
+    assert go[1] == "Go to a URL in Playwright"  # not "Open to a URL", nor "Go to to"
+    forward = "Navigate forward in history."
+    ahead = tasks("navigate", ["forward"], web, [], {}, "go_forward", forward)
+    assert ahead[1] == "Go forward in history in Playwright"
+    read = tasks("read", ["sheet"], jira, [], {}, "read_sheet", "Read values from a sheet.")
+    assert read[1] == "View values from a sheet in Jira"  # not "Open values"
 
 
 def test_no_task_is_made_of_name_words_that_are_not_an_object() -> None:

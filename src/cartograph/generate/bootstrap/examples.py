@@ -93,8 +93,8 @@ def tasks(
 
 
 _FUNCTION_WORDS = wordset(
-    "in on to for of by with from at as into onto near back out up off down over and or via "
-    "within without about"
+    "in on to for of by with from at as into onto near back forward out up off down over and or "
+    "via within without about"
 )
 _QUALIFIERS = wordset("single multiple specific given all new existing one many other")
 
@@ -160,6 +160,8 @@ def _said_again(said: str) -> str:
     for other in verb_synonyms(base or own):
         if other.endswith(" all") and words[0].lower() in _DETERMINERS:
             other = other.removesuffix(" all")  # "Show all the databases", not "all all"
+        if other.endswith(" to") and words[0].lower() in _FUNCTION_WORDS:
+            other = other.removesuffix(" to")  # "Go to a URL", "Go forward", not "Go to to"
         if destination and other in _NO_DESTINATION:
             continue  # "Create password protection to a document" does not say it
         if leads_for and other in _TAKES_FOR:

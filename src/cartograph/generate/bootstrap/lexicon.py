@@ -24,7 +24,7 @@ VERB_SYNONYMS: dict[str, tuple[str, ...]] = {
     "search": ("find", "look up", "query"),
     "find": ("search", "look up", "locate"),
     "query": ("search", "look up", "ask"),
-    "read": ("open", "view", "load"),
+    "read": ("view", "open", "load"),  # "View values from a sheet", not "Open values"
     "create": ("add", "make", "new"),
     "add": ("create", "insert", "append"),
     "insert": ("add", "put"),
@@ -55,7 +55,7 @@ VERB_SYNONYMS: dict[str, tuple[str, ...]] = {
     "validate": ("check", "verify", "lint"),
     "check": ("verify", "validate", "inspect"),
     "describe": ("inspect", "show details"),
-    "navigate": ("open", "go to", "browse"),
+    "navigate": ("go to", "open", "browse"),  # "Go to a URL", not "Open to a URL"
     "click": ("press", "select"),
     "move": ("relocate", "rename"),
     "copy": ("duplicate",),
@@ -80,7 +80,7 @@ VERB_SYNONYMS: dict[str, tuple[str, ...]] = {
     "transcribe": ("transcript", "speech to text"),
     "comment": ("reply", "note"),
     "assign": ("give", "set owner"),
-    "archive": ("store away",),
+    "archive": ("shelve",),
     "subscribe": ("follow",),
     "resolve": ("close", "fix"),
     "deploy": ("release", "ship"),

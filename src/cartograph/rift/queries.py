@@ -36,6 +36,7 @@ from typing import Any, Literal
 import numpy as np
 
 from cartograph.generate.bootstrap.schema import example_arguments
+from cartograph.generate.bootstrap.values import STOCK_ID_DIGITS
 
 QueryStyle = Literal["task", "schema"]
 QUERY_STYLES: tuple[QueryStyle, ...] = ("task", "schema")
@@ -133,10 +134,6 @@ _PLACEHOLDERS = frozenset(
 )
 
 
-_HEX = "0123456789abcdef"
-"""The opening of the stock identifier of fixed length (``schema.example_arguments``)."""
-
-
 def _spoken(value: Any) -> str:
     """A value as it would appear in a typed request; "" when it says nothing."""
     if isinstance(value, bool) or value is None or isinstance(value, dict):
@@ -145,7 +142,8 @@ def _spoken(value: Any) -> str:
         items = [_spoken(v) for v in value[:2]]
         return " and ".join(i for i in items if i)
     text = str(value).strip()
-    if not text or text.lower() in _PLACEHOLDERS or len(text) > 40 or text.startswith(_HEX):
+    stock = text.lower() in _PLACEHOLDERS or text.startswith(STOCK_ID_DIGITS)
+    if not text or stock or len(text) > 40:
         return ""
     return text
 

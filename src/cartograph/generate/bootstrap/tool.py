@@ -164,7 +164,7 @@ def _examples(
     arguments = example_arguments(tool.get("inputSchema"), r.name_words)
     verb = _task_verb(r, purpose)
     found = tasks(
-        verb, r.objects, product, r.params, arguments, r.name, sentence, _reword(r, purpose)
+        verb, r.objects, product, r.params, arguments, r.name, sentence, _reword(r, purpose, verb)
     )
     kept = [t for t in (guarded(grams, lambda t=t: t, lambda: "") for t in found) if t]
     return tuple((task, arguments) for task in kept[:MAX_EXAMPLE_TASKS]) or (
@@ -226,14 +226,15 @@ def _task_verb(r: _Read, purpose: Purpose) -> str | None:
     return r.verb
 
 
-def _reword(r: _Read, purpose: Purpose) -> str | None:
+def _reword(r: _Read, purpose: Purpose, filed: str | None) -> str | None:
     """The verb whose other words may ask for the tool again with the name's objects
-    (:func:`~cartograph.generate.bootstrap.examples.reword_verb`), None when its objects came
-    from the description rather than the name ("Fetch the commit" is not ``git_log``)."""
+    (:func:`~cartograph.generate.bootstrap.examples.reword_verb`; ``filed``: its
+    :func:`_task_verb`), None when its objects came from the description rather than the name
+    ("Fetch the commit" is not ``git_log``)."""
     if not r.named_objects:
         return None
     own = purpose.verb if purpose.verb in KNOWN_VERBS else base_verb(r.name_verb or "")
-    return reword_verb(own or r.name_verb, _task_verb(r, purpose))
+    return reword_verb(own or r.name_verb, filed)
 
 
 def _verb_and_objects(core: list[str]) -> tuple[str | None, list[str]]:

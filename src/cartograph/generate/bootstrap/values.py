@@ -82,7 +82,9 @@ def string_for(name: str, spec: dict[str, Any], context: frozenset[str] = frozen
     return value
 
 
-_HEX = "0123456789abcdef" * 4
+STOCK_ID_DIGITS = "0123456789abcdef"
+"""How the stock identifier of fixed length opens (Rift's task queries leave it unsaid)."""
+_HEX = STOCK_ID_DIGITS * 4
 
 
 def _padded(value: str, length: int) -> str:

@@ -193,3 +193,46 @@ def test_what_a_tool_suits_reads_as_description_in_the_operators_voice() -> None
     assert purpose_of("Lists files. Ideal for large folders.").extra == "It suits large folders."
     useful = purpose_of("Runs SQL. Useful for debugging data in your dbt project.").extra
     assert useful == "It helps with debugging data in the dbt project."
+
+
+@pytest.mark.parametrize(
+    ("description", "sentence"),
+    [
+        (
+            "Fetches a URL from the internet and optionally extracts its contents as markdown.",
+            "Fetch a URL from the internet and optionally extract its contents as markdown.",
+        ),
+        (
+            "Generate images using EverArt Models and returns a clickable link to the image.",
+            "Generate images using EverArt Models and return a clickable link to the image.",
+        ),
+        (
+            "Lists issues and comments for a repository.",
+            "List issues and comments for a repository.",
+        ),
+        ("Creates users, groups and roles.", "Create users, groups and roles."),
+        ("Generate a report and comments.", "Generate a report and comments."),
+    ],
+)
+def test_verbs_joined_to_the_order_agree_with_it_and_listed_nouns_stay(
+    description: str, sentence: str
+) -> None:
+    assert purpose_of(description, frozenset()).sentence == sentence
+
+
+def test_a_plural_subject_of_a_second_sentence_is_not_made_it() -> None:
+    purpose = purpose_of(
+        "Perform a search with the provided query DSL. Highlights are always enabled.",
+        frozenset(),
+    )
+    assert purpose.extra == "Highlights are always enabled."
+
+
+def test_based_and_like_are_swapped_only_where_the_swap_reads() -> None:
+    based = "Render a JavaScript based diagram of the flow in your project quickly"
+    out = break_runs(based + ".", publisher_grams([based]), 8)
+    assert out is not None and "depending" not in out
+    like = "Get logs from Kubernetes resources like pods, deployments, or jobs"
+    assert "such as pods" in (break_runs(like + ".", publisher_grams([like]), 8) or "")
+    named = "Replace text in the cells of a sheet, like Excel's Replace All"
+    assert "such as" not in (break_runs(named + ".", publisher_grams([named]), 8) or "")

@@ -197,7 +197,9 @@ def _capability(
     """The server's capability block, guarded like every other field."""
     facts = [d.facts for d in drafts]
     only = summaries[0] if len(drafts) == 1 else ""
-    summary, usage, domains = capability_text(product, facts, _sample_tasks(drafts), about, only)
+    summary, usage, domains = capability_text(
+        product, facts, _sample_tasks(drafts), about, only, summaries
+    )
     return Capability(
         summary=guarded(grams, lambda: summary, lambda: f"{product.named}."),
         usage=guarded(grams, lambda: usage, lambda: capability_text(product, facts, [])[1]),

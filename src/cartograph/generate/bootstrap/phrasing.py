@@ -190,6 +190,7 @@ SWAPS: dict[str, str] = {
     "among": "between",
     "single": "one",
     "done": "complete",
+    "like": "such as",
 }
 
 FIRST_VERB: dict[str, str] = {

@@ -199,8 +199,9 @@ def _normalise(
     said = list(words)
     verb = _imperative(words, context)
     first = core(said[0]).lower()
+    subject = len(said) > 1 and core(said[1]).lower() in _AUXILIARIES  # "Highlights are on"
     if third and verb and first != verb and first.endswith("s") and base_verb(first):
-        words = ["It", first, *said[1:]]  # "Supports pagination" -> "It supports pagination"
+        words = said if subject else ["It", first, *said[1:]]  # "It supports pagination"
     elif verb and len(words) > 2 and core(words[1]).lower() in _DEFINITE and words[1].islower():
         words.insert(1, "the")  # "Get current time" -> "Get the current time"
     words = _without_dangling_end(_cut(words))
@@ -268,19 +269,64 @@ def _imperative(words: list[str], context: str) -> str | None:
         return None
     third_person = low != verb and not low.endswith(("ing", "ed"))
     words[0] = words[0].replace(first, verb, 1)
-    if third_person:  # "Searches ... and returns ..." -> "Search ... and return ..."
-        for i in range(1, len(words) - 1):
-            if core(words[i]).lower() in _RELATIVE and _third_person(core(words[i + 1])):
-                break  # "... an operation that gathers, analyzes ...": not the main verb's
-            if core(words[i]).lower() in ("and", "or", "then") or words[i].endswith(","):
-                nxt_word = core(words[i + 1])
-                base = base_verb(nxt_word)
-                if base and nxt_word.lower().endswith("s") and nxt_word.lower() != base:
-                    words[i + 1] = words[i + 1].replace(nxt_word, base, 1)
+    if not low.endswith(("ing", "ed")):
+        _coordinated_verbs(words, strict=not third_person)
     return verb
 
 
+def _coordinated_verbs(words: list[str], *, strict: bool) -> None:
+    """Put the verbs joined to the opening one into the imperative too ("Search ... and
+    return ...", "Fetch ... and optionally extract ..."). ``strict`` (the publisher's own
+    opening was already an order, "Generate images ... and returns a link"): only a word that
+    an object follows ("returns a", "extracts its"), never a plural noun ("issues and comments
+    for a repository")."""
+    for i in range(1, len(words) - 1):
+        if core(words[i]).lower() in _RELATIVE and _third_person(core(words[i + 1])):
+            return  # "... an operation that gathers, analyzes ...": not the main verb's
+        if strict and _third_person(core(words[i])):
+            return  # "Parse command parses and validates": the verbs are another subject's
+        if core(words[i]).lower() not in ("and", "or", "then") and not words[i].endswith(","):
+            continue
+        j = i + 1
+        if _is_adverb(words[j]) and j + 1 < len(words):
+            j += 1  # "and optionally extracts"
+        word = core(words[j])
+        if not _third_person(word) or words[j] != words[j].rstrip(",.;:"):
+            continue
+        follower = core(words[j + 1]).lower() if j + 1 < len(words) else ""
+        if (strict or j > i + 1) and follower not in _OBJECT_OPENERS:
+            continue
+        before = words[i] if words[i].endswith(",") else words[i - 1]
+        if _listed_noun(core(before), follower):
+            continue  # "issues and comments for a repository", "users, groups and roles"
+        words[j] = words[j].replace(word, base_verb(word) or word, 1)
+
+
+_OBJECT_OPENERS = wordset(
+    "a an the its their his her all any each every some this that these those them it "
+    "your our my up out back"
+)
+"""Words that open what a verb acts on: after them, a word in -s is a verb, not a noun."""
+
+
+def _listed_noun(before: str, follower: str) -> bool:
+    """Whether a word in -s between ``before`` and ``follower`` is one noun of a list: a plural
+    stands before it and a preposition, a conjunction or nothing after it."""
+    low = before.lower()
+    plural = low.endswith("s") and not low.endswith(("ss", "us", "is"))
+    return plural and (not follower or follower in _LIST_FOLLOWERS)
+
+
+_LIST_FOLLOWERS = wordset("for of in on at to from with by within across and or as via into")
+
+
+def _is_adverb(word: str) -> bool:
+    low = core(word).lower()
+    return low == "also" or (low.endswith("ly") and len(low) > 4 and not base_verb(low))
+
+
 _RELATIVE = wordset("that which who whose where")
+_AUXILIARIES = wordset("is are was were be been have has had can will may must should do does")
 
 
 def _unaddressed(text: str) -> str:

@@ -319,6 +319,11 @@ def _swap(
                 continue
             if core(words[i])[:1].isupper() and not _opens(words, i):
                 continue  # part of a name ("Price List API")
+            after = core(" ".join(words[i + 1 : i + 2]))
+            if low == "based" and after.lower() != "on":
+                continue  # "based on" -> "depending on", but "JavaScript based" stays
+            if low == "like" and not after[:1].islower():
+                continue  # "like pods" -> "such as pods", but "like Excel's Replace All" stays
             if low == "in" and _IDIOM.search(" ".join(words[i + 1 : i + 5])):
                 continue  # "in a detailed manner", "in order to"
             if low == "that" and not _after_a_noun(words, i):

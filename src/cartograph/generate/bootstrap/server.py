@@ -8,6 +8,7 @@ Pure functions.
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -15,6 +16,7 @@ from typing import Any
 
 from cartograph.generate.bootstrap.identity import Product
 from cartograph.generate.bootstrap.lexicon import domains_for
+from cartograph.generate.bootstrap.phrasing import base_verb
 from cartograph.generate.text import STOPWORDS, wordset
 
 READ_VERBS = wordset(
@@ -56,6 +58,11 @@ class ToolFacts:
     objects: tuple[str, ...]
     mode: str
     words: tuple[str, ...]
+    plain: bool = True
+    """Whether ``objects`` are the name's words and read as an object ("calendar event"; not
+    "listings pagination" from a description, nor "in pod")."""
+    label: str = ""
+    """The tool's name as words ("fetch html")."""
 
 
 def capability_text(
@@ -64,16 +71,22 @@ def capability_text(
     sample_tasks: Sequence[str],
     about: str = "",
     only_tool: str = "",
+    summaries: Sequence[str] = (),
 ) -> tuple[str, str, list[str]]:
     """(summary, usage, domains) for the whole server. ``about``: a sentence on what the
     server's own instructions say it is for (already restated); ``only_tool``: the summary of
-    a server's one tool."""
+    a server's one tool; ``summaries``: every tool's summary, in the order of ``facts`` (a
+    small server names what a tool does from its summary where the name's words are not an
+    object)."""
     domains = domains_for([list(f.words) for f in facts], product.words)
     n = len(facts)
     if n == 1 and only_tool:
         summary = f"{product.named} offers one tool: {only_tool}"
     elif n <= 4:
-        phrases = [_phrase(f) for f in facts]
+        told = list(summaries) if len(summaries) == n else [""] * n
+        phrases = [_phrase(f, s) for f, s in zip(facts, told, strict=True)]
+        repeated = {p for p in phrases if phrases.count(p) > 1}
+        phrases = [_phrase(f) if p in repeated else p for f, p in zip(facts, phrases, strict=True)]
         summary = f"{product.named} offers {_count(n, 'tool')}: {_and(phrases)}."
     else:
         summary = f"{product.named} offers {_count(n, 'tool')}{_works_with(facts)}."
@@ -85,9 +98,34 @@ def capability_text(
     return summary, usage, domains
 
 
-def _phrase(f: ToolFacts) -> str:
-    words = [f.verb or "use", *f.objects]
-    return " ".join(words)
+def _phrase(f: ToolFacts, summary: str = "") -> str:
+    """What one tool does in a few words: its verb and the name's object ("list indices"), else
+    the opening request of its summary ("search for Airbnb listings"), else its name as words
+    ("fetch html")."""
+    if (f.plain or not summary) and f.verb:
+        return " ".join([f.verb, *f.objects])
+    return _opening_request(summary) or f.label or " ".join([f.verb or "use", *f.objects])
+
+
+_REQUEST_END = re.compile(
+    r"[,;:(]|\s[—–-]\s|\s(?:with|using|via|through|as well as|and return|and get|from|in order)\s"
+)
+_MOST_WORDS = 7
+
+
+def _opening_request(summary: str) -> str:
+    """The summary's opening request, lower case, up to the first aside or phrase of means
+    ("Search for Airbnb listings | with different filters"); ``""`` when it does not open with
+    a verb or runs past a few words."""
+    first = summary.split(". ")[0].strip().rstrip(".")
+    for cut in _REQUEST_END.finditer(first):
+        if len(first[: cut.start()].split()) >= 3:
+            first = first[: cut.start()]
+            break
+    words = first.split()
+    if not 2 <= len(words) <= _MOST_WORDS or not base_verb(words[0]) or "," in first:
+        return ""
+    return " ".join([words[0].lower(), *words[1:]])
 
 
 def _modes(facts: Sequence[ToolFacts]) -> str:
@@ -122,14 +160,31 @@ def _count(n: int, noun: str) -> str:
     return f"{'one' if n == 1 else n} {noun}{'' if n == 1 else 's'}"
 
 
+_JOINING = wordset("in on to for of by with from at as into near via within and or")
+
+
+def _head(objects: Sequence[str]) -> list[str]:
+    """The object's words before the first joining word ("header" of "header near text"),
+    with a letter split from its number put back ("k8s") and no other one-letter word."""
+    head: list[str] = []
+    for word in objects:
+        if word in _JOINING:
+            break
+        if len(word) == 1 and head and head[-1][-1:].isdigit():
+            head[-1] += word  # "k8" "s" -> "k8s"
+        else:
+            head.append(word)
+    return [w for w in head if len(w) > 1]
+
+
 def _works_with(facts: Sequence[ToolFacts]) -> str:
     """`` that work with records, tables and bases``: the objects most tools act on."""
     counts: Counter[str] = Counter()
     forms: dict[str, Counter[str]] = {}
     for f in facts:
-        words = [w for w in f.objects if w not in STOPWORDS]
+        words = [w for w in _head(f.objects) if w not in STOPWORDS] if f.plain else []
         if not words:
-            continue
+            continue  # "listings pagination", "in pod": not an object to name
         phrase = " ".join(words[-2:])
         key = phrase.rstrip("s")
         counts[key] += 1

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from cartograph.generate.bootstrap.examples import object_phrase, reword_verb, tasks
+from cartograph.generate.bootstrap.examples import object_phrase, plain_object, reword_verb, tasks
 from cartograph.generate.bootstrap.identity import Product
 from cartograph.generate.bootstrap.lexicon import (
     canonical_verb,
@@ -125,6 +125,8 @@ def compose_tool(
     required = [p.name for p in r.params if p.required]
     optional = [p.name for p in r.params if not p.required]
     arrays = [p.name for p in r.params if p.required and p.type.startswith("list")]
+    plain = r.named_objects and plain_object(r.objects, {r.verb or "", r.name_verb or ""})
+    label = identifier_phrase(r.name) or r.name
     return ToolDraft(
         name=r.name,
         sentence=sentence,
@@ -133,7 +135,7 @@ def compose_tool(
         examples=examples,
         tags=_tags(product, r.objects),
         keywords=_keywords(r, product, title),
-        facts=ToolFacts(r.verb, tuple(r.objects), mode, tuple(words)),
+        facts=ToolFacts(r.verb, tuple(r.objects), mode, tuple(words), plain, label),
         profile=profile(
             r.name,
             r.name_verb,
@@ -147,7 +149,7 @@ def compose_tool(
         title=title,
         dropped=tuple(r.dropped),
         warnings=tuple(warnings),
-        detail=identifier_phrase(r.name) or r.name,
+        detail=label,
     )
 
 

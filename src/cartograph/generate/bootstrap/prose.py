@@ -275,11 +275,9 @@ def _imperative(words: list[str], context: str) -> str | None:
 
 
 def _coordinated_verbs(words: list[str], *, strict: bool) -> None:
-    """Put the verbs joined to the opening one into the imperative too ("Search ... and
-    return ...", "Fetch ... and optionally extract ..."). ``strict`` (the publisher's own
-    opening was already an order, "Generate images ... and returns a link"): only a word that
-    an object follows ("returns a", "extracts its"), never a plural noun ("issues and comments
-    for a repository")."""
+    """Put the verbs joined to the opening one in the imperative ("Search ... and return",
+    "Fetch ... and optionally extract"). ``strict`` (the publisher's opening was an order):
+    only a word an object follows ("and returns a link"); never a listed plural noun."""
     for i in range(1, len(words) - 1):
         if core(words[i]).lower() in _RELATIVE and _third_person(core(words[i + 1])):
             return  # "... an operation that gathers, analyzes ...": not the main verb's

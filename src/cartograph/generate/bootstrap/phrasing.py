@@ -65,6 +65,13 @@ KNOWN_VERBS = frozenset(
 _IRREGULAR = {"does": "do", "goes": "go", "has": "have", "is": "be", "sees": "see"}
 
 
+def sheds_s(word: str) -> bool:
+    """Whether ``word`` ends in an -s that an inflection added ("files", "gets"), not one of its
+    own ("access", "status", "analysis")."""
+    low = word.lower()
+    return low.endswith("s") and not low.endswith(("ss", "us", "is"))
+
+
 def base_verb(word: str) -> str | None:
     """The base form of an inflected action verb (``Retrieves`` -> ``retrieve``, ``fetching``
     -> ``fetch``), or None when ``word`` is not a known verb in any form."""
@@ -76,7 +83,7 @@ def base_verb(word: str) -> str | None:
         stems.append(low[:-3] + "y")
     if low.endswith("es"):
         stems.append(low[:-2])
-    if low.endswith("s") and not low.endswith(("ss", "us", "is")):
+    if sheds_s(low):
         stems.append(low[:-1])
     if low.endswith("ing") and len(low) > 5:
         stem = low[:-3]

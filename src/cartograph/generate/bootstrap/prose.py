@@ -24,6 +24,7 @@ from cartograph.generate.bootstrap.phrasing import (
     SKIP_OPENERS,
     WRAPPERS,
     base_verb,
+    sheds_s,
 )
 from cartograph.generate.bootstrap.rewrite import CLAUSE_END, TRAILING, articles, core, trim
 from cartograph.generate.text import tokenise, unwrap, wordset
@@ -310,9 +311,7 @@ _OBJECT_OPENERS = wordset(
 def _listed_noun(before: str, follower: str) -> bool:
     """Whether a word in -s between ``before`` and ``follower`` is one noun of a list: a plural
     stands before it and a preposition, a conjunction or nothing after it."""
-    low = before.lower()
-    plural = low.endswith("s") and not low.endswith(("ss", "us", "is"))
-    return plural and (not follower or follower in _LIST_FOLLOWERS)
+    return sheds_s(before) and (not follower or follower in _LIST_FOLLOWERS)
 
 
 _LIST_FOLLOWERS = wordset("for of in on at to from with by within across and or as via into")

@@ -3,9 +3,8 @@ tasks, a few topic tags and the ranking-only keywords, composed from the tool na
 parameters, its annotations and the publisher description (read for what the tool is for; its
 sentences are restated, never carried over).
 
-Every field passes the no-verbatim guard: no run of :data:`MAX_SHARED_RUN` words of the
-server's publisher texts may appear in it (:func:`cartograph.generate.bootstrap.prose.break_runs`
-rewrites the words that would complete one, else a plainer form of the field is used).
+Every field passes the no-verbatim guard of :mod:`cartograph.generate.bootstrap.runs` (a run's
+words rewritten by :func:`~cartograph.generate.bootstrap.rewrite.break_runs`, else a plainer form).
 """
 
 from __future__ import annotations
@@ -25,7 +24,7 @@ from cartograph.generate.bootstrap.lexicon import (
     verb_of,
     verb_synonyms,
 )
-from cartograph.generate.bootstrap.phrasing import KNOWN_VERBS, base_verb
+from cartograph.generate.bootstrap.phrasing import KNOWN_VERBS, base_verb, sheds_s
 from cartograph.generate.bootstrap.prose import Purpose, purpose_of, shorten
 from cartograph.generate.bootstrap.rewrite import break_runs, first_clause, tidy_end
 from cartograph.generate.bootstrap.runs import MAX_SHARED_RUN, guarded
@@ -98,6 +97,11 @@ class _Read:
     named_objects: bool = True
     """Whether ``objects`` are the name's words (else the description's, for a bare name)."""
 
+    @property
+    def label(self) -> str:
+        """The tool's name as words ("fetch html")."""
+        return identifier_phrase(self.name) or self.name
+
 
 def compose_tool(
     tool: dict[str, Any], product: Product, grams: frozenset[tuple[str, ...]]
@@ -126,7 +130,6 @@ def compose_tool(
     optional = [p.name for p in r.params if not p.required]
     arrays = [p.name for p in r.params if p.required and p.type.startswith("list")]
     plain = r.named_objects and plain_object(r.objects, {r.verb or "", r.name_verb or ""})
-    label = identifier_phrase(r.name) or r.name
     return ToolDraft(
         name=r.name,
         sentence=sentence,
@@ -135,7 +138,7 @@ def compose_tool(
         examples=examples,
         tags=_tags(product, r.objects),
         keywords=_keywords(r, product, title),
-        facts=ToolFacts(r.verb, tuple(r.objects), mode, tuple(words), plain, label),
+        facts=ToolFacts(r.verb, tuple(r.objects), mode, tuple(words), plain, r.label),
         profile=profile(
             r.name,
             r.name_verb,
@@ -149,7 +152,7 @@ def compose_tool(
         title=title,
         dropped=tuple(r.dropped),
         warnings=tuple(warnings),
-        detail=label,
+        detail=r.label,
     )
 
 
@@ -161,8 +164,7 @@ def _examples(
     sentence: str,
     grams: frozenset[tuple[str, ...]],
 ) -> tuple[tuple[str, dict[str, Any]], ...]:
-    """The first :data:`MAX_EXAMPLE_TASKS` example tasks that pass the run guard, each with the
-    arguments that would serve it (a bare "Use <name>" when none passes)."""
+    """The first :data:`MAX_EXAMPLE_TASKS` tasks past the run guard ("Use <name>" if none)."""
     arguments = example_arguments(tool.get("inputSchema"), r.name_words)
     verb = _task_verb(r, purpose)
     found = tasks(
@@ -170,7 +172,7 @@ def _examples(
     )
     kept = [t for t in (guarded(grams, lambda t=t: t, lambda: "") for t in found) if t]
     return tuple((task, arguments) for task in kept[:MAX_EXAMPLE_TASKS]) or (
-        (f"Use {identifier_phrase(r.name) or r.name}", arguments),
+        (f"Use {r.label}", arguments),
     )
 
 
@@ -327,7 +329,7 @@ def _base_form(word: str) -> str:
         return word[:-2]
     if low.endswith("ies") and len(low) > 4:
         return word[:-3] + "y"
-    if low.endswith("s") and not low.endswith(("ss", "us", "is")):
+    if sheds_s(low):
         return word[:-1]
     return word
 

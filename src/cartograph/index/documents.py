@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from cartograph.cards.model import Card, ToolEntry
+from cartograph.index.number import tool_number
 
 _SPLIT = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|[_\-./:~]+")
 _WORDS = re.compile(r"[^\W_]+")
@@ -65,13 +66,15 @@ def _short_label(card: Card) -> str:
 class ToolDocument:
     """The texts of one tool: ``dense`` for the embedder and ``lexical`` for BM25/Jaccard, and
     ``reads``: the card's ``readOnlyHint`` where it has one (the action channel reads it for a
-    tool whose name leads with no action verb, see :mod:`.intent`)."""
+    tool whose name leads with no action verb, see :mod:`.intent`); ``number``: whether the tool
+    reads one thing or lists many, from its name and input schema (:mod:`.number`), or None."""
 
     server: str
     tool: str
     dense: str
     lexical: str
     reads: bool | None = None
+    number: str | None = None
 
 
 _DISTINCT = re.compile(
@@ -151,7 +154,8 @@ def tool_document(
     lexical = " ".join(p.strip() for p in lexical_parts if p and p.strip())
     hint = (entry.annotations or {}).get("readOnlyHint")
     reads = hint if isinstance(hint, bool) else None
-    return ToolDocument(card.server, entry.name, dense, lexical, reads)
+    number = tool_number(entry.name, entry.input_schema)
+    return ToolDocument(card.server, entry.name, dense, lexical, reads, number)
 
 
 SHARED_TAG_SHARE = 0.5

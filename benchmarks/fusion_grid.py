@@ -46,9 +46,7 @@ def collect(
         hits = {index.position(s, t) for s, t in q.hits}
         out.append(
             (
-                index.evidence(
-                    q.query, qv, sv, names=True, actions=True, frames=True, numbers=True
-                ),
+                index.evidence(q.query, qv, sv, names=True, actions=True, frames=True),
                 {h for h in hits if h is not None},
             )
         )

@@ -16,7 +16,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from cartograph.cards.model import Card, ToolEntry
-from cartograph.index.number import tool_number
 
 _SPLIT = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|[_\-./:~]+")
 _WORDS = re.compile(r"[^\W_]+")
@@ -66,15 +65,13 @@ def _short_label(card: Card) -> str:
 class ToolDocument:
     """The texts of one tool: ``dense`` for the embedder and ``lexical`` for BM25/Jaccard, and
     ``reads``: the card's ``readOnlyHint`` where it has one (the action channel reads it for a
-    tool whose name leads with no action verb, see :mod:`.intent`); ``number``: whether the tool
-    reads one thing or lists many, from its name and input schema (:mod:`.number`), or None."""
+    tool whose name leads with no action verb, see :mod:`.intent`)."""
 
     server: str
     tool: str
     dense: str
     lexical: str
     reads: bool | None = None
-    number: str | None = None
 
 
 _DISTINCT = re.compile(
@@ -154,8 +151,7 @@ def tool_document(
     lexical = " ".join(p.strip() for p in lexical_parts if p and p.strip())
     hint = (entry.annotations or {}).get("readOnlyHint")
     reads = hint if isinstance(hint, bool) else None
-    number = tool_number(entry.name, entry.input_schema)
-    return ToolDocument(card.server, entry.name, dense, lexical, reads, number)
+    return ToolDocument(card.server, entry.name, dense, lexical, reads)
 
 
 SHARED_TAG_SHARE = 0.5

@@ -47,7 +47,6 @@ class Evidence:
     name_share: np.ndarray | None = None  # (n,) share of each tool name's tokens the query holds
     server_name_share: np.ndarray | None = None  # (n,) the same for each tool's server name
     action: np.ndarray | None = None  # (n,) +1/-1/0: the tool's action agrees with the task's
-    number: np.ndarray | None = None  # (n,) +1/-1/0: one vs many agrees with the task's
     frame_cos: np.ndarray | None = None  # (n,) cosine of the task's frame (query.task_frame)
     frame_stats: tuple[float, float] | None = None  # as dense_stats, for frame_cos
 
@@ -113,7 +112,6 @@ class HybridParams:
     w_server_name: float = 0.0
     w_action: float = 0.796
     w_frame: float = 0.0
-    w_number: float = 0.0
 
     @classmethod
     def hand_set(cls, w_bm25: float, w_steps: float, w_server: float) -> HybridParams:
@@ -128,7 +126,6 @@ class HybridParams:
             w_coverage=0.0,
             w_action=0.0,
             w_frame=0.0,
-            w_number=0.0,
             w_steps=w_steps,
             w_server=w_server,
         )
@@ -225,8 +222,6 @@ def hybrid_parts(ev: Evidence, p: HybridParams | None = None) -> dict[str, np.nd
         parts["server_name"] = p.w_server_name * ev.server_name_share.astype(np.float64)
     if p.w_action and ev.action is not None:
         parts["action"] = p.w_action * ev.action.astype(np.float64)
-    if p.w_number and ev.number is not None:
-        parts["number"] = p.w_number * ev.number.astype(np.float64)
     if p.w_frame and ev.frame_cos is not None:
         parts["frame"] = p.w_frame * _standardise(ev.frame_cos, ev.frame_stats)
     if p.w_steps > 0 and ev.step_cos is not None and len(ev.step_cos):

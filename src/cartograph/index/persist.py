@@ -25,7 +25,6 @@ from cartograph.index.manifest import (
     read_manifest,
     sha256_file,
 )
-from cartograph.index.number import MANY, ONE, tool_number
 from cartograph.index.vectors import MatrixVectors
 
 if TYPE_CHECKING:
@@ -62,7 +61,6 @@ def save_index(index: ToolIndex, directory: Path) -> Path:
         "tools": [
             {"server": d.server, "tool": d.tool, "dense": d.dense, "lexical": d.lexical}
             | ({} if d.reads is None else {"reads": d.reads})
-            | {"number": d.number}
             for d in index.documents
         ],
         "files": files,
@@ -99,9 +97,7 @@ def load_index(cls: type[ToolIndex], root: Path, embedder: Embedder | None) -> T
         )
     tools = manifest["tools"]
     docs = [
-        ToolDocument(
-            t["server"], t["tool"], t["dense"], t["lexical"], _reads(t.get("reads")), _number(t)
-        )
+        ToolDocument(t["server"], t["tool"], t["dense"], t["lexical"], _reads(t.get("reads")))
         for t in tools
     ]
     servers = list(manifest["servers"])
@@ -127,12 +123,3 @@ def load_index(cls: type[ToolIndex], root: Path, embedder: Embedder | None) -> T
 
 def _reads(value: object) -> bool | None:
     return value if isinstance(value, bool) else None
-
-
-def _number(tool: dict[str, Any]) -> str | None:
-    """The stored number; an index saved before the number channel has none, and its tools
-    are read by name alone (their schemas are not in the index)."""
-    if "number" not in tool:
-        return tool_number(str(tool["tool"]))
-    value = tool["number"]
-    return value if value in (ONE, MANY) else None

@@ -54,7 +54,6 @@ from cartograph.index.methods import (
     two_stage_scores,
 )
 from cartograph.index.name_match import NameMatch
-from cartograph.index.number import NumberMatch
 from cartograph.index.persist import load_index, save_index
 from cartograph.index.query import split_steps, task_frame
 from cartograph.index.rerank import Reranker, reranked_top, top_indexes
@@ -93,7 +92,6 @@ class ToolIndex:
     _pos: dict[tuple[str, str], int] | None = field(default=None, repr=False)
     _names: NameMatch | None = field(default=None, repr=False)
     _actions: ActionMatch | None = field(default=None, repr=False)
-    _numbers: NumberMatch | None = field(default=None, repr=False)
 
     # ----------------------------------------------------------------- building
 
@@ -194,13 +192,6 @@ class ToolIndex:
             self._actions = ActionMatch(names, [d.reads for d in self.documents])
         return self._actions
 
-    @property
-    def numbers(self) -> NumberMatch:
-        """The number channel (built on first use from the documents' numbers)."""
-        if self._numbers is None:
-            self._numbers = NumberMatch([d.number for d in self.documents])
-        return self._numbers
-
     def position(self, server: str, tool: str) -> int | None:
         if self._pos is None:
             self._pos = {tid: i for i, tid in enumerate(self.tool_ids)}
@@ -237,7 +228,6 @@ class ToolIndex:
         names: bool | None = None,
         actions: bool | None = None,
         frames: bool | None = None,
-        numbers: bool | None = None,
     ) -> Evidence:
         """What every method reads for ``query``; the lexical channel (BM25, coverage) reads
         ``lexical_text`` instead when given (the query plus the caller's keywords). The name
@@ -253,8 +243,6 @@ class ToolIndex:
         name_share, server_name_share = self.names.shares(words) if names else (None, None)
         if actions is None:
             actions = bool(params.w_action)
-        if numbers is None:
-            numbers = bool(params.w_number)
         frame = self.frame_vector(query) if (params.w_frame if frames is None else frames) else None
         frame_stats = None if frame is None else self.vectors.stats(frame[None, :])
         stats = self.vectors.stats(q[None, :])
@@ -269,7 +257,6 @@ class ToolIndex:
             name_share=name_share,
             server_name_share=server_name_share,
             action=self.actions.agreement(query) if actions else None,
-            number=self.numbers.agreement(query) if numbers else None,
             frame_cos=None if frame is None else self.vectors.cosine(frame),
             frame_stats=frame_stats[0] if frame_stats else None,
             tool_server=self.tool_server,

@@ -82,7 +82,6 @@ def discover_ranker(index: ToolIndex) -> RankScores:
                 bm25=index.lexical.scores(text),
                 coverage=index.lexical.coverage(text),
                 action=index.actions.agreement(text) if params.w_action else None,
-                number=index.numbers.agreement(text) if params.w_number else None,
                 frame_cos=frame_cos.get(k),
                 tool_server=index.tool_server,
                 n_servers=len(index.servers),

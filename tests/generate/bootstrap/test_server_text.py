@@ -51,3 +51,49 @@ def test_what_tools_work_with_is_an_object_never_a_preposition_or_a_description_
     said = summary.split(" that work with ", 1)[1]
     assert "near" not in said and "many" not in said and " s " not in f" {said} "
     assert "k8s resources" in said
+
+
+def test_what_tools_work_with_is_counted_by_head_noun_first_named_winning_ties() -> None:
+    tools = [
+        _tool("list_incidents", "List incidents."),
+        _tool("get_incident", "Get an incident."),
+        _tool("get_past_incidents", "Get past incidents like a given one."),
+        _tool("list_services", "List services."),
+        _tool("get_service", "Get a service."),
+        _tool("list_schedule_custom_shifts", "List the custom shifts of a schedule."),
+        _tool("get_schedule_custom_shift", "Get one custom shift of a schedule."),
+        _tool("list_alert_grouping_settings", "List the alert grouping settings."),
+        _tool("create_pull_request", "Open a pull request."),
+    ]
+    summary = _summary("oncall", tools)
+    # three incidents and two services outnumber each two-word phrase; "custom shifts" ties
+    # with "services" and comes later; a verb inside a name ("pull request") stays a noun
+    assert summary.endswith("tools that work with incidents, services and custom shifts.")
+
+
+def test_a_phrase_names_its_head_only_where_it_makes_up_two_thirds_of_its_uses() -> None:
+    tools = [
+        _tool("list_calendar_events", "List the calendar events."),
+        _tool("get_calendar_event", "Get a calendar event."),
+        _tool("list_change_events", "List change events."),
+        _tool("get_change_event", "Get a change event."),
+        _tool("list_tasks", "List tasks."),
+        _tool("get_task", "Get a task."),
+    ]
+    said = _summary("office", tools).split(" that work with ", 1)[1]
+    assert said == "events and tasks."  # "calendar event" is 2 of the 4 events
+    tools.insert(0, _tool("create_calendar_event", "Create a calendar event."))
+    said = _summary("office", tools).split(" that work with ", 1)[1]
+    assert said == "events and tasks."  # 3 of 5: under two thirds
+    tools.insert(0, _tool("delete_calendar_event", "Delete a calendar event."))
+    said = _summary("office", tools).split(" that work with ", 1)[1]
+    assert said == "calendar events and tasks."  # 4 of 6
+
+
+def test_a_server_whose_tool_names_are_actions_lists_the_actions() -> None:
+    tools = [
+        _tool(f"webkit_{action}", f"{action.capitalize()} the given element on the page.")
+        for action in ("navigate", "click", "fill", "hover", "select")
+    ]
+    summary = _summary("webkit", tools)
+    assert summary.endswith("offers 5 tools: navigate, click, fill, hover and select.")

@@ -16,7 +16,7 @@ from typing import Any
 
 from cartograph.generate.bootstrap.identity import Product
 from cartograph.generate.bootstrap.lexicon import domains_for
-from cartograph.generate.bootstrap.phrasing import base_verb
+from cartograph.generate.bootstrap.phrasing import base_verb, sheds_s
 from cartograph.generate.text import STOPWORDS, wordset
 
 READ_VERBS = wordset(
@@ -89,7 +89,7 @@ def capability_text(
         phrases = [_phrase(f) if p in repeated else p for f, p in zip(facts, phrases, strict=True)]
         summary = f"{product.named} offers {_count(n, 'tool')}: {_and(phrases)}."
     else:
-        summary = f"{product.named} offers {_count(n, 'tool')}{_works_with(facts)}."
+        summary = f"{product.named} offers {_count(n, 'tool')}{_works_with(facts, product)}."
     usage = f"Use it for tasks in {product.display}. {_modes(facts)}"
     if about:
         usage += f" {about}"
@@ -177,20 +177,86 @@ def _head(objects: Sequence[str]) -> list[str]:
     return [w for w in head if len(w) > 1]
 
 
-def _works_with(facts: Sequence[ToolFacts]) -> str:
-    """`` that work with records, tables and bases``: the objects most tools act on."""
-    counts: Counter[str] = Counter()
-    forms: dict[str, Counter[str]] = {}
+_ASPECTS = wordset(
+    "details detail info information list stats status summary metadata content contents "
+    "names ids values types"
+)
+"""Words that close an object's name without being the thing itself ("actor details")."""
+
+
+def _object_of(f: ToolFacts, product: Product) -> list[str]:
+    """The words of the thing ``f``'s tool acts on, head noun last, at most two ("calendar
+    event"); none where its name's words are not an object ("listings pagination", "in pod")
+    or are an action alone (``puppeteer_hover``, ``tavily_map``, ``git_commit``), and no
+    action that closes the name (``browser_resize``: the browser)."""
+    if not f.plain:
+        return []
+    words = [w for w in _head(f.objects) if w not in STOPWORDS]
+    while len(words) > 1 and words[-1] in _ASPECTS:
+        words = words[:-1]
+    named = [w for w in f.label.split() if w not in product.words]
+    opens_with_action = bool(named) and bool(base_verb(named[0])) and len(named) > 1
+    if words and named[-1:] == words[-1:] and base_verb(words[-1]) and not opens_with_action:
+        words = words[:-1]  # no verb leads the name, so its last word is the action
+    if any(w in product.words for w in words) and all(
+        w in product.words or base_verb(w) for w in words
+    ):
+        return []  # "ping joplin": the product itself
+    if len(words) == 1 and words[0].endswith("ed"):
+        return []  # "diff unstaged": a state, not a thing
+    return words[-2:]
+
+
+def _singular(word: str) -> str:
+    if not sheds_s(word):
+        return word  # "status", "access"
+    if word.endswith("ies") and len(word) > 4:
+        return word[:-3] + "y"
+    if word.endswith(("sses", "xes", "ches", "shes")):
+        return word[:-2]
+    return word[:-1] if word.endswith("s") and not word.endswith("ss") else word
+
+
+def _works_with(facts: Sequence[ToolFacts], product: Product) -> str:
+    """`` that work with incidents, events and services``: the things most tools act on,
+    counted by their head noun (ties: the first named), each with the word before it where
+    one such phrase makes up two thirds of its uses, in the form the names use most (a
+    plural where one was used); where fewer than two are named, the tools' own actions
+    (``: search, extract, crawl, map and research``)."""
+    uses: dict[str, list[str]] = {}
     for f in facts:
-        words = [w for w in _head(f.objects) if w not in STOPWORDS] if f.plain else []
-        if not words:
-            continue  # "listings pagination", "in pod": not an object to name
-        phrase = " ".join(words[-2:])
-        key = phrase.rstrip("s")
-        counts[key] += 1
-        forms.setdefault(key, Counter())[phrase] += 1
-    if not counts:
-        return ""
-    top = sorted(counts, key=lambda k: (-counts[k], k))[:3]
-    shown = [max(forms[k], key=lambda f: (forms[k][f], f.endswith("s"), f)) for k in top]
+        words = _object_of(f, product)
+        if words:
+            uses.setdefault(_singular(words[-1]), []).append(" ".join(words))
+    top = sorted(uses, key=lambda k: -len(uses[k]))[:3]  # stable: the first named wins ties
+    if len(top) < 2:
+        return _actions(facts, product)
+    shown = []
+    for key in top:
+        said = uses[key]
+        phrases = Counter(" ".join([*p.split()[:-1], key]) for p in said)
+        phrase, count = phrases.most_common(1)[0]
+        lead = phrase.split()[:-1] if count * 3 >= len(said) * 2 else []
+        heads = Counter(p.split()[-1] for p in said)
+        plural = [h for h in heads if h != key]
+        head = max(plural, key=lambda h: heads[h]) if plural and len(said) > 1 else key
+        shown.append(" ".join([*lead, head]))
     return " that work with " + _and(shown)
+
+
+_MOST_ACTIONS = 8
+
+
+def _actions(facts: Sequence[ToolFacts], product: Product) -> str:
+    """``: navigate, screenshot, click and fill``: each tool's name without the product's
+    words, where every one is a word or two and there are at most eight; else ``""``."""
+    names = []
+    for f in facts:
+        words = [w for w in f.label.split() if w not in product.words]
+        if not 1 <= len(words) <= 2:
+            return ""
+        names.append(" ".join(words))
+    unique = list(dict.fromkeys(names))
+    if len(unique) != len(names) or len(unique) > _MOST_ACTIONS:
+        return ""
+    return ": " + _and(unique)

@@ -152,3 +152,39 @@ def test_without_its_weight_the_action_channel_is_not_computed(incidents):
         incidents.hybrid = None
     ev = incidents.evidence("create an incident for the outage")
     assert ev.action is not None and np.count_nonzero(ev.action == 1.0) == 1
+
+
+def test_extra_actions_count_as_asked():
+    match = ActionMatch(["ha_config_set_script", "ha_config_get_script", "convert_time"])
+    task = "ha config set script for script id morning_routine"
+    assert match.agreement(task).tolist() == [0.0, 0.0, 0.0]  # no clause opens with an action
+    assert match.agreement(task, frozenset({"update"})).tolist() == [1.0, -1.0, 0.0]
+
+
+SCRIPTS = Snapshot(
+    servers={
+        "home": ServerSnapshot(
+            name="home",
+            transport="stdio",
+            tools=[
+                _tool("ha_config_set_script", "Create or update a script.", script_id="Script"),
+                _tool("ha_config_get_script", "Get a script's configuration.", script_id="Script"),
+            ],
+        )
+    },
+    created_at="2026-11-30T00:00:00Z",
+)
+
+
+def test_rift_asks_its_name_led_tasks_for_the_action_the_name_says(embedder):
+    from cartograph.rift.workspace import discover_ranker, named_action
+
+    index = ToolIndex.build(signed_cards(INDEX_KEY, SCRIPTS), embedder)
+    task = "ha config set script for script id morning_routine"
+    assert named_action(task) == frozenset({"update"})
+    assert named_action("git log for repo path .") == frozenset()
+    vec = index.embed_queries([task])
+    ranked = discover_ranker(index)([task], vec)[0]
+    plain = index.scores(task, query_vec=vec[0]) / index.hybrid_params.w_dense
+    w = index.hybrid_params.w_action / index.hybrid_params.w_dense
+    assert ranked - plain == pytest.approx([w, -w], abs=1e-6)  # set gains, get loses

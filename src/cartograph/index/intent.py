@@ -156,10 +156,12 @@ class ActionMatch:
             masks.append(_mask(actions))
         self._tools = np.array(masks, dtype=np.int8)
 
-    def agreement(self, task: str) -> np.ndarray:
+    def agreement(self, task: str, also: frozenset[str] = frozenset()) -> np.ndarray:
         """(n,) +1 where the tool does what the task asks, -1 where the task asks for other
-        actions only, 0 where the task or the tool name says no action."""
-        asked = _mask(task_actions(task))
+        actions only, 0 where the task or the tool name says no action. ``also``: actions the
+        task asks for that its words do not open a clause with (a task written from a tool's
+        name asks for that tool's action: Rift's synthetic tasks)."""
+        asked = _mask(task_actions(task) | also)
         out = np.zeros(len(self._tools), dtype=np.float32)
         if not asked:
             return out

@@ -22,6 +22,7 @@ import numpy as np
 from cartograph import clock
 from cartograph.cards.model import Card
 from cartograph.errors import CartographError, IndexError_, SnapshotError
+from cartograph.index.intent import tool_action
 from cartograph.rift.analyze import RankScores, RiftConfig, RiftTool, analyze
 from cartograph.rift.flagged import flagged_tools
 from cartograph.rift.report import RiftReport
@@ -51,8 +52,11 @@ def discover_ranker(index: ToolIndex) -> RankScores:
     ``hybrid_scores`` with the index's own weights and divided by its dense weight, so that the
     dense term reads as a z-score (``score_rows`` turns that into cosine units). The query vector
     is the one Rift embedded; a synthetic query is one task, so the step term (which reads
-    multi-step requests) is left out. The frame term embeds each block's frames
-    (:func:`~cartograph.index.query.task_frame`) in one batch, as discover embeds a task's.
+    multi-step requests) is left out. The action term reads the action the query's leading
+    tool name says (:func:`named_action`) beside the clause openers discover reads: a user asks
+    for ``ha_config_set_script`` with "set", where the name-led query opens with "ha config".
+    The frame term embeds each block's frames (:func:`~cartograph.index.query.task_frame`) in
+    one batch, as discover embeds a task's.
     """
     from cartograph.index.methods import Evidence, hybrid_scores
     from cartograph.index.query import task_frame
@@ -81,7 +85,9 @@ def discover_ranker(index: ToolIndex) -> RankScores:
                 server_cos=server_cos[k],
                 bm25=index.lexical.scores(text),
                 coverage=index.lexical.coverage(text),
-                action=index.actions.agreement(text) if params.w_action else None,
+                action=index.actions.agreement(text, named_action(text))
+                if params.w_action
+                else None,
                 frame_cos=frame_cos.get(k),
                 tool_server=index.tool_server,
                 n_servers=len(index.servers),
@@ -90,6 +96,15 @@ def discover_ranker(index: ToolIndex) -> RankScores:
         return out
 
     return rank
+
+
+def named_action(query: str) -> frozenset[str]:
+    """The action the tool name that opens a synthetic query leads with ("ha config set scene
+    for scene id ..." asks to update, though no clause opens with "set"): the task is written
+    from that tool's name, so it asks for what the name does, as a user asking for that tool
+    would with a verb."""
+    head = query.split(" for ", 1)[0].split(" with ", 1)[0]
+    return tool_action(head.replace(" ", "_"))
 
 
 def tools_from_cards(

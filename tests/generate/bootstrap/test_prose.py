@@ -236,3 +236,33 @@ def test_based_and_like_are_swapped_only_where_the_swap_reads() -> None:
     assert "such as pods" in (break_runs(like + ".", publisher_grams([like]), 8) or "")
     named = "Replace text in the cells of a sheet, like Excel's Replace All"
     assert "such as" not in (break_runs(named + ".", publisher_grams([named]), 8) or "")
+
+
+@pytest.mark.parametrize(
+    ("word", "base"),
+    [
+        ("Rebases", "Rebase"),
+        ("Pushes", "Push"),
+        ("Copies", "Copy"),
+        ("Finalizes", "Finalize"),
+        ("Buzzes", "Buzz"),
+        ("files", "file"),
+        ("status", "status"),
+        ("access", "access"),
+    ],
+)
+def test_drop_s_takes_off_only_what_an_inflection_added(word, base):
+    from cartograph.generate.bootstrap.phrasing import drop_s
+
+    assert drop_s(word) == base
+
+
+def test_an_order_in_an_unknown_verb_ending_in_izes_keeps_its_e():
+    from cartograph.generate.bootstrap.generator import generate_card
+    from cartograph.upstream.snapshot import ServerSnapshot
+
+    tool = {"name": "finalize_invoice", "description": "Finalizes an invoice.", "inputSchema": {}}
+    card = generate_card(
+        ServerSnapshot(name="billing", tools=[tool]), created_at="2026-01-01T00:00:00Z"
+    ).card
+    assert card.tools[0].summary == "Finalize an invoice."  # was "Finaliz an invoice."

@@ -72,6 +72,20 @@ def sheds_s(word: str) -> bool:
     return low.endswith("s") and not low.endswith(("ss", "us", "is"))
 
 
+def drop_s(word: str) -> str:
+    """``word`` without the -s or -es an inflection added, its case kept: "Rebases" -> "Rebase",
+    "Pushes" -> "Push", "Copies" -> "Copy", "Finalizes" -> "Finalize", "files" -> "file";
+    "status" and "access" as they are."""
+    low = word.lower()
+    if low.endswith(("ches", "shes", "sses", "xes", "zzes")):
+        return word[:-2]
+    if low.endswith("ies") and len(low) > 4:
+        return word[:-3] + "y"
+    if sheds_s(low):
+        return word[:-1]
+    return word
+
+
 def base_verb(word: str) -> str | None:
     """The base form of an inflected action verb (``Retrieves`` -> ``retrieve``, ``fetching``
     -> ``fetch``), or None when ``word`` is not a known verb in any form."""

@@ -16,7 +16,7 @@ from typing import Any
 
 from cartograph.generate.bootstrap.identity import Product
 from cartograph.generate.bootstrap.lexicon import domains_for
-from cartograph.generate.bootstrap.phrasing import base_verb, sheds_s
+from cartograph.generate.bootstrap.phrasing import base_verb, drop_s
 from cartograph.generate.text import STOPWORDS, wordset
 
 READ_VERBS = wordset(
@@ -207,16 +207,6 @@ def _object_of(f: ToolFacts, product: Product) -> list[str]:
     return words[-2:]
 
 
-def _singular(word: str) -> str:
-    if not sheds_s(word):
-        return word  # "status", "access"
-    if word.endswith("ies") and len(word) > 4:
-        return word[:-3] + "y"
-    if word.endswith(("sses", "xes", "ches", "shes")):
-        return word[:-2]
-    return word[:-1] if word.endswith("s") and not word.endswith("ss") else word
-
-
 def _works_with(facts: Sequence[ToolFacts], product: Product) -> str:
     """`` that work with incidents, events and services``: the things most tools act on,
     counted by their head noun (ties: the first named), each with the word before it where
@@ -227,7 +217,7 @@ def _works_with(facts: Sequence[ToolFacts], product: Product) -> str:
     for f in facts:
         words = _object_of(f, product)
         if words:
-            uses.setdefault(_singular(words[-1]), []).append(" ".join(words))
+            uses.setdefault(drop_s(words[-1]), []).append(" ".join(words))
     top = sorted(uses, key=lambda k: -len(uses[k]))[:3]  # stable: the first named wins ties
     if len(top) < 2:
         return _actions(facts, product)

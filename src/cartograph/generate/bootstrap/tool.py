@@ -24,7 +24,7 @@ from cartograph.generate.bootstrap.lexicon import (
     verb_of,
     verb_synonyms,
 )
-from cartograph.generate.bootstrap.phrasing import KNOWN_VERBS, base_verb, sheds_s
+from cartograph.generate.bootstrap.phrasing import KNOWN_VERBS, base_verb, drop_s
 from cartograph.generate.bootstrap.prose import Purpose, purpose_of, shorten
 from cartograph.generate.bootstrap.rewrite import break_runs, first_clause, tidy_end
 from cartograph.generate.bootstrap.runs import MAX_SHARED_RUN, guarded
@@ -319,19 +319,7 @@ def _as_order(text: str) -> str:
     first, after = words[0], words[1].strip(",;:()\"'").lower()
     if first.lower() in _NOT_ORDERS or after not in _ORDER_NEXT or not first[1:].islower():
         return ""
-    return " ".join([_base_form(first), *words[1:]])
-
-
-def _base_form(word: str) -> str:
-    """ "Rebases" -> "Rebase", "Pushes" -> "Push", "Copies" -> "Copy"; other words as they are."""
-    low = word.lower()
-    if low.endswith(("ches", "shes", "sses", "xes", "zes")):
-        return word[:-2]
-    if low.endswith("ies") and len(low) > 4:
-        return word[:-3] + "y"
-    if sheds_s(low):
-        return word[:-1]
-    return word
+    return " ".join([drop_s(first), *words[1:]])
 
 
 def _template(r: _Read, product: Product, inputs: int = 2) -> str:

@@ -118,6 +118,12 @@ def main() -> None:
     ap.add_argument(
         "--reports", type=Path, default=None, help="write both whole Rift reports (JSON) here"
     )
+    ap.add_argument(
+        "--rewritten",
+        type=Path,
+        default=None,
+        help="write every rewritten tool's summary before and after here (JSON lines)",
+    )
     args = ap.parse_args()
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
     cfg = RiftConfig(grouping=args.grouping)
@@ -167,6 +173,16 @@ def main() -> None:
     print(json.dumps(out, indent=1))
     if args.json:
         args.json.write_text(json.dumps(out, indent=1) + "\n")
+    if args.rewritten:
+        rows = [
+            {
+                "tool": f"{s}/{t}",
+                "before": cards[s].tool(t).summary,  # type: ignore[union-attr]
+                "after": new_cards[s].tool(t).summary,  # type: ignore[union-attr]
+            }
+            for s, t in sorted(flagged)
+        ]
+        args.rewritten.write_text("".join(json.dumps(r) + "\n" for r in rows))
     if args.reports:
         both = {"before": before.to_json(), "after": after.to_json()}
         args.reports.write_text(json.dumps(both) + "\n")

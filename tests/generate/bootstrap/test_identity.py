@@ -121,14 +121,16 @@ def test_contrast_says_what_differs_from_the_closest_sibling() -> None:
     )
 
 
-def test_apart_leads_with_the_product_once_not_its_fragments() -> None:
+def test_apart_names_the_product_as_users_write_it_not_its_fragments() -> None:
     mine = profile("create_merge_request", "create", "Create a merge request.", ["id"], [], "write")
     theirs = profile(
         "create_merge_request_note", "create", "Add a note to a merge request.", ["id"], [], "write"
     )
-    said = apart(mine, [theirs], ("gitlab", "git", "lab"))
-    assert said.startswith("What sets it apart: it covers gitlab")
-    assert "git and lab" not in said and " lab" not in said
+    said = apart(mine, [theirs], ("gitlab", "git", "lab"), "GitLab")
+    assert said.startswith("What sets it apart: it works in GitLab")
+    assert "gitlab" not in said and " git" not in said and " lab" not in said
+    # within its own server (no product given) the product's words are not said at all
+    assert "GitLab" not in apart(mine, [theirs])
 
 
 def test_sql_statements_rank_by_what_they_do_and_get_examples_of_their_kind() -> None:

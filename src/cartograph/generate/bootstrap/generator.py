@@ -126,7 +126,7 @@ def generate_card(
     grams = publisher_grams(publisher_texts(server))
     drafts = [compose_tool(tool, product, grams) for tool in server.tools]
     rivals = _rivals(server.name, drafts, distinguish_from or {}, rival_servers or {})
-    summaries, compare = _summaries(drafts, grams, rivals, product.words)
+    summaries, compare = _summaries(drafts, grams, rivals, product.words, product.display)
     summaries = _distinct(
         summaries, drafts, [_dup_index(server.tools, i) for i in range(len(drafts))]
     )
@@ -335,6 +335,7 @@ def _summaries(
     grams: frozenset[tuple[str, ...]],
     rivals: dict[str, tuple[list[Profile], bool]],
     product_words: tuple[str, ...],
+    product: str = "",
 ) -> tuple[list[str], list[str]]:
     """Each tool's summary (its purpose sentence, and one more descriptive sentence when the
     first is short) and its contrast sentence: what sets it apart from its closest sibling,
@@ -360,7 +361,11 @@ def _summaries(
             sentence = ""
         if draft.name in rivals:
             others, away = rivals[draft.name]
-            said = apart(draft.profile, others, product_words if away else ())
+            said = (
+                apart(draft.profile, others, product_words, product)
+                if away
+                else apart(draft.profile, others)
+            )
             text = (break_runs(f"{text} {said}", grams, MAX_SHARED_RUN) if said else None) or text
         summaries.append(text)
         contrasts.append(sentence)

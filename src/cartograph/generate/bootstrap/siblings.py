@@ -134,22 +134,29 @@ def closest_all(profiles: Sequence[Profile]) -> list[tuple[Profile, float] | Non
     return out
 
 
-def apart(me: Profile, rivals: Sequence[Profile], lead_words: Sequence[str] = ()) -> str:
+def apart(
+    me: Profile, rivals: Sequence[Profile], lead_words: Sequence[str] = (), product: str = ""
+) -> str:
     """The sentence Rift asks for: what sets ``me`` apart from ``rivals`` (tools found too
     close to it, on any server), in its own words only. The rivals are not named and none of
     their words is used: naming them made the card match *their* tasks, and three words kept
-    the vector nearest the tool's own (measured for issue 19, docs/rift.md). ``lead_words``
-    (the product's name, against another server's tool) come first."""
-    lead_words = [w for w in lead_words if not any(w != o and w in o for o in lead_words)]
+    the vector nearest the tool's own (measured for issue 19, docs/rift.md). Against another
+    server's tool, ``product`` (its name as users write it, "GitHub") comes first, and
+    ``lead_words`` (the product's words, "github", "git", "hub") are not repeated as words it
+    covers."""
     taken = {w for r in rivals for w in r.words}
     taken_stems = {_stem(w) for w in taken}
     own = [
         w
-        for w in (*lead_words, *me.ordered)
-        if w not in taken and _stem(w) not in taken_stems and not base_verb(w)
+        for w in me.ordered
+        if w not in taken
+        and _stem(w) not in taken_stems
+        and not base_verb(w)
+        and not any(w in lead for lead in lead_words)
     ]
-    facets: list[str] = []
-    words = list(dict.fromkeys(own))[:3]
+    facets: list[str] = [f"works in {product}"] if product and lead_words else []
+    leads = [w for w in lead_words if not any(w != o and w in o for o in lead_words)]
+    words = list(dict.fromkeys(own))[: max(0, 3 - len(leads)) if facets else 3]  # 3 in all
     if words:
         facets.append(f"covers {_join(words)}")
     modes = {r.mode for r in rivals}
@@ -160,7 +167,7 @@ def apart(me: Profile, rivals: Sequence[Profile], lead_words: Sequence[str] = ()
         facets.append(f"needs {_join(needs[:2])}")
     if not facets or not rivals:
         return ""
-    return f"What sets it apart: it {_join(facets[:2])}."
+    return f"What sets it apart: it {_join(facets[: 3 if facets[0].startswith('works') else 2])}."
 
 
 def contrast(me: Profile, other: Profile) -> str:

@@ -155,3 +155,28 @@ def test_sql_statements_rank_by_what_they_do_and_get_examples_of_their_kind() ->
     assert {"add", "rows", "records"} <= set(entry.keywords)  # ranking-only words
     assert "rows" not in entry.summary  # never in what the agent reads
     assert entry.examples and entry.examples[0].arguments["query"].startswith("INSERT INTO ")
+
+
+def test_apart_says_words_that_stand_side_by_side_as_one_phrase() -> None:
+    mine = profile(
+        "merge_table_cells",
+        "merge",
+        "Merge cells within a rectangular area of a table.",
+        [],
+        [],
+        "write",
+    )
+    theirs = profile(
+        "merge_table_cells_horizontal",
+        "merge",
+        "Merge cells horizontally in one row.",
+        [],
+        [],
+        "write",
+    )
+    assert apart(mine, [theirs]) == "What sets it apart: it covers rectangular area."
+    loose = profile(
+        "get_entries", "get", "Fetch entries from the ledger of a tenant.", [], [], "read"
+    )
+    plain = profile("get_entry", "get", "Fetch one entry.", [], [], "read")
+    assert apart(loose, [plain]) == "What sets it apart: it covers ledger and tenant."

@@ -47,6 +47,9 @@ class Profile:
     mode: str
     many: bool | None
     version: str | None
+    text: str = ""
+    """The name as words and the purpose sentence, lower case (where two words stand side by
+    side, :func:`apart` says them as one phrase)."""
 
 
 def profile(
@@ -84,6 +87,7 @@ def profile(
         mode,
         many,
         version,
+        " ".join([*name_words, *re.findall(r"[a-z0-9]+", sentence.lower())]),
     )
 
 
@@ -158,7 +162,7 @@ def apart(
     leads = [w for w in lead_words if not any(w != o and w in o for o in lead_words)]
     words = list(dict.fromkeys(own))[: max(0, 3 - len(leads)) if facets else 3]  # 3 in all
     if words:
-        facets.append(f"covers {_join(words)}")
+        facets.append(f"covers {_join(_phrases(words, me.text))}")
     modes = {r.mode for r in rivals}
     if me.mode in _MODE_PHRASE and me.mode not in modes and "unknown" not in modes:
         facets.append(_MODE_PHRASE[me.mode])
@@ -221,6 +225,20 @@ def _stem(word: str) -> str:
 
 def _stems(words: Sequence[str]) -> set[str]:
     return {_stem(w) for w in words}
+
+
+def _phrases(words: Sequence[str], text: str) -> list[str]:
+    """``words`` with each run that stands side by side in ``text`` said as one phrase
+    (["rectangular", "area"] in "... within a rectangular area of a table": "rectangular
+    area"), so a contrast does not read as a list of loose words."""
+    out: list[str] = []
+    padded = f" {text} "
+    for word in words:
+        if out and f" {out[-1].split()[-1]} {word} " in padded:
+            out[-1] = f"{out[-1]} {word}"
+        else:
+            out.append(word)
+    return out
 
 
 def _join(items: Sequence[str]) -> str:

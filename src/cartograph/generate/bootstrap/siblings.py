@@ -158,9 +158,10 @@ def apart(
         and not base_verb(w)
         and not any(w in lead for lead in lead_words)
     ]
-    facets: list[str] = [f"works in {product}"] if product and lead_words else []
+    named = bool(product and lead_words)
+    facets: list[str] = [f"works in {product}"] if named else []
     leads = [w for w in lead_words if not any(w != o and w in o for o in lead_words)]
-    words = list(dict.fromkeys(own))[: max(0, 3 - len(leads)) if facets else 3]  # 3 in all
+    words = list(dict.fromkeys(own))[: max(0, 3 - len(leads)) if named else 3]  # 3 in all
     if words:
         facets.append(f"covers {_join(_phrases(words, me.text))}")
     modes = {r.mode for r in rivals}
@@ -171,7 +172,7 @@ def apart(
         facets.append(f"needs {_join(needs[:2])}")
     if not facets or not rivals:
         return ""
-    return f"What sets it apart: it {_join(facets[: 3 if facets[0].startswith('works') else 2])}."
+    return f"What sets it apart: it {_join(facets[: 3 if named else 2])}."
 
 
 def contrast(me: Profile, other: Profile) -> str:

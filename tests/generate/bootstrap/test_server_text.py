@@ -97,3 +97,19 @@ def test_a_server_whose_tool_names_are_actions_lists_the_actions() -> None:
     ]
     summary = _summary("webkit", tools)
     assert summary.endswith("offers 5 tools: navigate, click, fill, hover and select.")
+
+
+def test_two_things_named_are_completed_by_one_that_two_descriptions_name() -> None:
+    tools = [
+        _tool("vcs_status", "Shows the working tree status."),
+        _tool("vcs_create_branch", "Creates a new branch from an optional base branch."),
+        _tool("vcs_branch", "List branches."),
+        _tool("vcs_log", "Shows the commit logs."),
+        _tool("vcs_show", "Shows the contents of a commit."),
+        _tool("vcs_commit", "Records changes to the repository."),
+        _tool("vcs_reset", "Unstages all staged changes."),
+    ]
+    summary = _summary("vcs", tools)
+    # the names give branch and status; "log" and "show" are actions, whose descriptions both
+    # read commits
+    assert summary.endswith("that work with branch, status and commit.")

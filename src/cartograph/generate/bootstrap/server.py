@@ -189,8 +189,6 @@ def _object_of(f: ToolFacts, product: Product) -> list[str]:
     event"); none where its name's words are not an object ("listings pagination", "in pod")
     or are an action alone (``puppeteer_hover``, ``tavily_map``, ``git_commit``), and no
     action that closes the name (``browser_resize``: the browser)."""
-    if not f.plain:
-        return []
     words = [w for w in _head(f.objects) if w not in STOPWORDS]
     while len(words) > 1 and words[-1] in _ASPECTS:
         words = words[:-1]
@@ -214,11 +212,17 @@ def _works_with(facts: Sequence[ToolFacts], product: Product) -> str:
     plural where one was used); where fewer than two are named, the tools' own actions
     (``: search, extract, crawl, map and research``)."""
     uses: dict[str, list[str]] = {}
+    told: dict[str, list[str]] = {}  # from the descriptions, where the name says no object
     for f in facts:
         words = _object_of(f, product)
         if words:
-            uses.setdefault(drop_s(words[-1]), []).append(" ".join(words))
+            (uses if f.plain else told).setdefault(drop_s(words[-1]), []).append(" ".join(words))
     top = sorted(uses, key=lambda k: -len(uses[k]))[:3]  # stable: the first named wins ties
+    more = [k for k in sorted(told, key=lambda k: -len(told[k])) if len(told[k]) > 1]
+    for key in more[: 3 - len(top)] if len(top) == 2 else []:  # git_log, git_show: commits
+        if key not in uses:
+            top.append(key)
+            uses[key] = told[key]
     if len(top) < 2:
         return _actions(facts, product)
     shown = []

@@ -6,15 +6,19 @@ from __future__ import annotations
 
 import json
 import shutil
+from dataclasses import replace
 from pathlib import Path
 
+import numpy as np
 import pytest
 from click.testing import CliRunner
 
 from cartograph.cli import main
+from cartograph.index import ToolIndex
+from cartograph.index.methods import hybrid_scores
 from cartograph.rift import RiftReport
 from cartograph.rift.report import ClusterReport
-from cartograph.rift.workspace import run_rift
+from cartograph.rift.workspace import named_action, run_rift
 from cartograph.storage import open_store
 from cartograph.workspace import Workspace
 
@@ -44,6 +48,16 @@ def cluster_report(
         rivals=rivals,
         substitutes=substitutes or [],
     )
+
+
+def discover_scores(index: ToolIndex, query: str, query_vec: np.ndarray) -> np.ndarray:
+    """What discover ranks ``query`` by (hybrid, one step) when the task also asks for the
+    action its leading tool name says, as Rift's synthetic tasks do (``named_action``)."""
+    ev = replace(
+        index.evidence(query, query_vec),
+        action=index.actions.agreement(query, named_action(query)),
+    )
+    return hybrid_scores(ev, index.hybrid_params)
 
 
 def cli(home: Path, *args: str):

@@ -22,6 +22,8 @@ from cartograph.rift.workspace import load_inputs, run_rift
 from cartograph.storage import open_index, open_store
 from cartograph.workspace import Workspace
 
+from .conftest import discover_scores
+
 
 def _unit(rows: list[list[float]]) -> np.ndarray:
     v = np.asarray(rows, dtype=np.float32)
@@ -68,7 +70,8 @@ def test_a_part_with_no_confusion_edge_inside_is_not_a_cluster() -> None:
 
 def _hand_graph(home: Path) -> tuple[list[tuple[str, str]], dict[tuple[int, int], float]]:
     """Every edge of the workspace's confusion graph, computed here one query at a time through
-    ``ToolIndex.scores`` (discover's hybrid score) rather than Rift's blocked ranker."""
+    discover's hybrid score (with the action the task's tool name says) rather than Rift's
+    blocked ranker."""
     ws = Workspace(home)
     index = open_index(ws)
     inputs = load_inputs(ws, open_store(ws))
@@ -78,7 +81,7 @@ def _hand_graph(home: Path) -> tuple[list[tuple[str, str]], dict[tuple[int, int]
     edges: dict[tuple[int, int], float] = {}
     for a, text in enumerate(texts):
         spread = float((v @ qv[a]).std()) / index.hybrid_params.w_dense
-        scores = index.scores(text, "hybrid", query_vec=qv[a]) * spread
+        scores = discover_scores(index, text, qv[a]) * spread
         for b in range(len(texts)):
             margin = float(scores[a] - scores[b])
             if b != a and margin < 0.20:

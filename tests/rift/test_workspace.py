@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from dataclasses import replace
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -11,15 +10,14 @@ import numpy as np
 import pytest
 
 from cartograph.index import card_set_digest, embed_queries
-from cartograph.index.methods import hybrid_scores
 from cartograph.rift import REGENERATE, RiftConfig, RiftReport, flagged_tools, synthetic_query
 from cartograph.rift.margin import MarginThresholds
 from cartograph.rift.queries import QueryOptions
-from cartograph.rift.workspace import load_inputs, named_action, regenerate, run_rift
+from cartograph.rift.workspace import load_inputs, regenerate, run_rift
 from cartograph.storage import load_verified, open_index, open_store
 from cartograph.workspace import Workspace
 
-from .conftest import cli
+from .conftest import cli, discover_scores
 
 PAPER = RiftConfig(
     grouping="cosine",
@@ -109,11 +107,7 @@ def test_default_margins_are_discovers_own_scores_in_cosine_units(
             qv = embed_queries(index.embedder, [query])[0]
             # what discover ranks by (hybrid, one step), per unit of dense weight, scaled by the
             # query's cosine spread, for the task with the action its tool's name says
-            ev = replace(
-                index.evidence(query, qv),
-                action=index.actions.agreement(query, named_action(query)),
-            )
-            scores = hybrid_scores(ev, index.hybrid_params) * float(
+            scores = discover_scores(index, query, qv) * float(
                 (index.tool_vectors @ qv).std() / index.hybrid_params.w_dense
             )
             rivals = [

@@ -180,3 +180,19 @@ def test_apart_says_words_that_stand_side_by_side_as_one_phrase() -> None:
     )
     plain = profile("get_entry", "get", "Fetch one entry.", [], [], "read")
     assert apart(loose, [plain]) == "What sets it apart: it covers ledger and tenant."
+
+
+def test_apart_leaves_out_words_that_say_nothing_of_what_the_tool_works_on() -> None:
+    mine = profile(
+        "create_workspace",
+        "create",
+        "Create a new collaborating workspace for a team.",
+        [],
+        [],
+        "write",
+    )
+    theirs = profile("create_collection", "create", "Create a collection.", [], [], "write")
+    assert apart(mine, [theirs]) == "What sets it apart: it covers workspace and team."
+    # a participle the name itself says stays ("get_owned_repos")
+    owned = profile("get_owned_repos", "get", "Get the repos.", [], [], "read")
+    assert "owned" in apart(owned, [profile("get_repos", "get", "Get repos.", [], [], "read")])

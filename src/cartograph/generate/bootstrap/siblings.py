@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from cartograph.generate.bootstrap.phrasing import base_verb
-from cartograph.generate.text import STOPWORDS, content_words, split_identifier
+from cartograph.generate.text import STOPWORDS, content_words, split_identifier, wordset
 
 CLOSE = 0.5
 """Jaccard overlap of two tools' words above which the closer one is contrasted."""
@@ -157,6 +157,7 @@ def apart(
         and _stem(w) not in taken_stems
         and not base_verb(w)
         and not any(w in lead for lead in lead_words)
+        and (w in me.name_words or not _vague(w))
     ]
     named = bool(product and lead_words)
     facets: list[str] = [f"works in {product}"] if named else []
@@ -226,6 +227,18 @@ def _stem(word: str) -> str:
 
 def _stems(words: Sequence[str]) -> set[str]:
     return {_stem(w) for w in words}
+
+
+_VAGUE = wordset(
+    "new multiple required optional given specific current existing normal original compact "
+    "async various several single additional full basic"
+)
+
+
+def _vague(word: str) -> bool:
+    """A word that says nothing of what a tool works on ("new", "required") or a participle of
+    its description ("containing", "owned"): left out of a contrast unless the name has it."""
+    return word in _VAGUE or (len(word) > 5 and word.endswith(("ing", "ed")))
 
 
 def _phrases(words: Sequence[str], text: str) -> list[str]:

@@ -186,9 +186,9 @@ _ASPECTS = wordset(
 
 def _object_of(f: ToolFacts, product: Product) -> list[str]:
     """The words of the thing ``f``'s tool acts on, head noun last, at most two ("calendar
-    event"); none where its name's words are not an object ("listings pagination", "in pod")
-    or are an action alone (``puppeteer_hover``, ``tavily_map``, ``git_commit``), and no
-    action that closes the name (``browser_resize``: the browser)."""
+    event"; from the name where ``f.plain``, else from its description); none where they are
+    an action alone (``puppeteer_hover``, ``tavily_map``, ``git_commit``), the product itself
+    or a state, and no action that closes the name (``browser_resize``: the browser)."""
     words = [w for w in _head(f.objects) if w not in STOPWORDS]
     while len(words) > 1 and words[-1] in _ASPECTS:
         words = words[:-1]
@@ -219,10 +219,9 @@ def _works_with(facts: Sequence[ToolFacts], product: Product) -> str:
             (uses if f.plain else told).setdefault(drop_s(words[-1]), []).append(" ".join(words))
     top = sorted(uses, key=lambda k: -len(uses[k]))[:3]  # stable: the first named wins ties
     more = [k for k in sorted(told, key=lambda k: -len(told[k])) if len(told[k]) > 1]
-    for key in more[: 3 - len(top)] if len(top) == 2 else []:  # git_log, git_show: commits
-        if key not in uses:
-            top.append(key)
-            uses[key] = told[key]
+    for key in [k for k in more if k not in uses][:1] if len(top) == 2 else []:
+        top.append(key)  # git_log and git_show: both descriptions read commits
+        uses[key] = told[key]
     if len(top) < 2:
         return _actions(facts, product)
     shown = []

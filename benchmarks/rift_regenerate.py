@@ -152,6 +152,14 @@ def main() -> None:
         print(f"# round {round_no}: HIGH {after.summary.high}", flush=True)
     by_server = {s for s, _ in flagged}
     retrieval_after = recalls(index_after, sets)
+    rewrites = [
+        {
+            "tool": f"{s}/{t}",
+            "before": cards[s].tool(t).summary,  # type: ignore[union-attr]
+            "after": new_cards[s].tool(t).summary,  # type: ignore[union-attr]
+        }
+        for s, t in sorted(flagged)
+    ]
     out = {
         "corpus": args.corpus,
         "config": before.config,
@@ -161,28 +169,13 @@ def main() -> None:
         "after": after.summary.model_dump(),
         "retrieval_before": retrieval_before,
         "retrieval_after": retrieval_after,
-        "examples": [
-            {
-                "tool": f"{s}/{t}",
-                "before": cards[s].tool(t).summary,  # type: ignore[union-attr]
-                "after": new_cards[s].tool(t).summary,  # type: ignore[union-attr]
-            }
-            for s, t in sorted(flagged)[:8]
-        ],
+        "examples": rewrites[:8],
     }
     print(json.dumps(out, indent=1))
     if args.json:
         args.json.write_text(json.dumps(out, indent=1) + "\n")
     if args.rewritten:
-        rows = [
-            {
-                "tool": f"{s}/{t}",
-                "before": cards[s].tool(t).summary,  # type: ignore[union-attr]
-                "after": new_cards[s].tool(t).summary,  # type: ignore[union-attr]
-            }
-            for s, t in sorted(flagged)
-        ]
-        args.rewritten.write_text("".join(json.dumps(r) + "\n" for r in rows))
+        args.rewritten.write_text("".join(json.dumps(r) + "\n" for r in rewrites))
     if args.reports:
         both = {"before": before.to_json(), "after": after.to_json()}
         args.reports.write_text(json.dumps(both) + "\n")
